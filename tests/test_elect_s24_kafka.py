@@ -1,5 +1,7 @@
-"""Kafka's ZooKeeper-mode partition and replica state machine tests, with the states, and the
-last PartitionReassignmentReplicasTest cases of 4.3.0.
+"""Leader election and partition changes, session 24: Kafka's ZooKeeper-mode partition and
+replica state machine tests with the states, the election algorithms by Kafka's names, and the
+KRaft controller cases not yet ported (PartitionReassignmentReplicasTest @4.3.0,
+ReplicationControlManagerTest @3.3.0 / @4.3.0, PartitionChangeBuilderTest @3.7.0 / @3.9.0-rc3).
 
 Sources:
 
@@ -17,16 +19,22 @@ Sources:
   FactorIncreasesAndMissingAnAddingReplicaFromIsr, testDoesNotCompleteReassignmentWhen
   ReplicationFactorDecreasesAndMissingAnExistingTargetReplicaFromIsr (KAFKA-19975; the other
   cases are in tests/test_reassignment_s23_kafka.py).
-
 * ``metadata/src/test/java/org/apache/kafka/controller/ReplicationControlManagerTest.java``
   @3.3.0 (tests of 3.0.0 - 3.3.x that 3.4 moved to the metrics publisher):
   testOfflinePartitionAndReplicaImbalanceMetrics, testGlobalTopicAndPartitionMetrics, on the
   ReplicationControlManager's own counts. testBrokerCountMetrics is ClusterControlManager's
-  (left to its port).
+  (left to its port). @4.3.0: testCreateTopicWithCollisionChars through Kafka's accessors
+  (getTopic(...).numPartitions), and the accessors ReplicationControlManagerTest calls
+  throughout (getPartition, getTopicId, getTopic, brokersToIsrs(), brokersToElrs()).
 * ``metadata/src/test/java/org/apache/kafka/controller/PartitionChangeBuilderTest.java``
   @3.7.0 / @3.9.0-rc3: testLeaderEpochBumpZkMigration, testLeaderEpochBumpOnIsrShrinkWith
   ZkMigration, testNoLeaderEpochBumpOnIsrExpansionDuringMigration, through the builder's
-  ``set_zk_migration_enabled`` (3.6 - 3.9, KAFKA-15109).
+  ``set_zk_migration_enabled`` (3.6 - 3.9, KAFKA-15109); @4.3.0 the ``setDefaultDirProvider``
+  chained on its builders (accepted, no directories).
+* ``core/src/test/scala/unit/kafka/controller/PartitionLeaderElectionAlgorithmsTest.scala``
+  @3.7.0, all 13 cases again through Kafka's object name ``PartitionLeaderElectionAlgorithms``
+  and ``ControllerContext.stats`` (tests/test_election_algorithms_kafka.py ports them on
+  kafkasim.core.rules' functions).
 * ``core/src/test/scala/unit/kafka/controller/ControllerFailoverTest.scala`` @3.7.0
   (testHandleIllegalStateException, its first step) and ControllerIntegrationTest's
   testLeaderAndIsrWhenEntireIsrOffline... with the controller's states: cluster runs check the
@@ -68,9 +76,13 @@ from test_zk_controller_kafka import (
     _zk_state,
 )
 
-from kafkasim.control.controller_context import ReplicaAssignment
+from kafkasim.control.controller_context import ControllerContext, ReplicaAssignment
 from kafkasim.control.kraft.partition_change import NO_LEADER_CHANGE
-from kafkasim.control.kraft.reassignment import PartitionReassignmentReplicas
+from kafkasim.control.kraft.reassignment import (
+    PartitionReassignmentReplicas,
+    UnknownTopicOrPartitionException,
+)
+from kafkasim.control.kraft.replication_control import UnknownTopicIdException
 from kafkasim.control.state_machines import (
     ControlledShutdownPartitionLeaderElectionStrategy,
     NewPartition,
@@ -83,6 +95,7 @@ from kafkasim.control.state_machines import (
     OnlinePartition,
     OnlineReplica,
     PartitionAndReplica,
+    PartitionLeaderElectionAlgorithms,
     PartitionState,
     PreferredReplicaPartitionLeaderElectionStrategy,
     ReplicaDeletionIneligible,
@@ -854,3 +867,115 @@ def test_controller_context_kafka_named_entry_points():
     psm.initialize_partition_state()
     assert cc.partitions_in_state(OnlinePartition) == [TP]
     assert cc.partitions_in_state(OnlinePartition, "other") == []
+
+
+# ================================= ReplicationControlManager: Kafka's lookups by their names
+
+
+def test_create_topic_with_collision_chars_by_get_topic():
+    """ReplicationControlManagerTest.testCreateTopicWithCollisionChars @4.3.0 through Kafka's
+    accessors: getTopic(id).numPartitions is 2, then 4 for the topic recreated under a new
+    id."""
+    ctx = Ctx()
+    ctx.register(0, 1, 2)
+    ctx.unfence(0, 1, 2)
+    initial = ctx.create_n("foo.bar", 2, 2)
+    assert ctx.rc.get_topic(initial.topic_id).num_partitions(2**63 - 1) == 2
+    records, error = ctx.rc.delete_topic(initial.topic_id, by_id=True)
+    assert error == E.NONE
+    ctx.replay(records)
+    recreated = ctx.create_n("foo.bar", 4, 2)
+    assert recreated.topic_id != initial.topic_id
+    assert ctx.rc.get_topic(recreated.topic_id).num_partitions(2**63 - 1) == 4
+
+
+def test_kafka_named_lookups():
+    """ReplicationControlManager.getPartition / getTopic / getTopicId / brokersToIsrs() /
+    brokersToElrs() @4.3.0, as ReplicationControlManagerTest calls them (getPartition(
+    getTopicId("foo"), 5) in testCreatePartitions): an unknown partition is None, an unknown
+    topic id raises UnknownTopicIdException, an unknown name
+    UnknownTopicOrPartitionException."""
+    ctx = Ctx()
+    ctx.register(0, 1, 2)
+    ctx.unfence(0, 1, 2)
+    foo = ctx.create("foo", [[0, 1, 2]])
+    rc = ctx.rc
+    assert rc.get_topic_id("foo") == foo.topic_id
+    assert rc.get_partition(rc.get_topic_id("foo"), 0) == rc.partition("foo", 0)
+    assert rc.get_partition(foo.topic_id, 5) is None
+    assert rc.get_partition("AAAAAAAAAAAAAAAAAAAAAA", 0) is None
+    assert rc.get_topic(foo.topic_id).name == "foo"
+    with pytest.raises(UnknownTopicIdException):
+        rc.get_topic("AAAAAAAAAAAAAAAAAAAAAA")
+    with pytest.raises(UnknownTopicOrPartitionException):
+        rc.get_topic_id("bar")
+    assert set(rc.brokers_to_isrs().partitions_with_broker_in_isr(0)) == set(
+        rc.brokers_to_isrs.partitions_with_broker_in_isr(0))
+    assert rc.brokers_to_elrs() is rc.brokers_to_isrs
+
+
+def test_partition_change_builder_default_dir_provider_is_accepted():
+    """PartitionChangeBuilderTest @4.3.0 chains ``setDefaultDirProvider(DEFAULT_DIR_PROVIDER)``
+    on most builders (testEligibleLeaderReplicas_lastKnownElrShouldBePopulatedWhenNoLeader
+    among them): accepted, and the record is the same as without it."""
+    def build(with_provider):
+        b = foo_builder("4.0-IV1", True).set_target_isr([2, 1])
+        if with_provider:
+            b = b.set_default_dir_provider(lambda uuid: None)
+        return b.build()
+    assert build(True) == build(False)
+
+
+# ========================================== PartitionLeaderElectionAlgorithmsTest @3.7.0
+
+
+def test_offline_partition_leader_election_by_kafka_names():
+    """PartitionLeaderElectionAlgorithmsTest.testOfflinePartitionLeaderElection,
+    ...LastIsrOfflineUncleanLeaderElectionDisabled and ...Enabled, through
+    ``PartitionLeaderElectionAlgorithms`` and the context's ControllerStats: 4 (the live ISR
+    member); None with the meter at 0; 4 uncleanly with the meter at 1."""
+    algos = PartitionLeaderElectionAlgorithms
+    cc = ControllerContext()
+    assert algos.offline_partition_leader_election([2, 4], [2, 4], {4}, False, cc) == 4
+    assert algos.offline_partition_leader_election([2, 4], [2], {4}, False, cc) is None
+    assert cc.stats.unclean_leader_election_rate.count() == 0
+    assert algos.offline_partition_leader_election([2, 4], [2], {4}, True, cc) == 4
+    assert cc.stats.unclean_leader_election_rate.count() == 1
+
+
+@pytest.mark.parametrize(("name", "args", "leader"), [
+    # testReassignPartitionLeaderElection / ...WithNoLiveIsr / ...WithEmptyIsr
+    ("reassign", ([2, 4], [2, 4], {4}), 4),
+    ("reassign", ([2, 4], [2], set()), None),
+    ("reassign", ([2, 4], [], {2}), None),
+    # testPreferredReplicaPartitionLeaderElection / ...PreferredReplicaInIsrNotLive /
+    # ...PreferredReplicaNotInIsrLive / ...PreferredReplicaNotInIsrNotLive
+    ("preferred", ([2, 4], [2, 4], {2, 4}), 2),
+    ("preferred", ([2, 4], [2], set()), None),
+    ("preferred", ([2, 4], [4], {2, 4}), None),
+    ("preferred", ([2, 4], [], set()), None),
+    # testControlledShutdownPartitionLeaderElection / ...LastIsrShuttingDown /
+    # ...AllIsrSimultaneouslyShutdown
+    ("controlled_shutdown", ([2, 4], [2, 4], {2, 4}, {2}), 4),
+    ("controlled_shutdown", ([2, 4], [2], {2, 4}, {2}), None),
+    ("controlled_shutdown", ([2, 4], [2, 4], {2, 4}, {2, 4}), None),
+])
+def test_partition_leader_election_algorithms_by_kafka_names(name, args, leader):
+    """The other ten PartitionLeaderElectionAlgorithmsTest cases @3.7.0, through
+    ``PartitionLeaderElectionAlgorithms.<strategy>_partition_leader_election``."""
+    method = {"reassign": "reassign_partition_leader_election",
+              "preferred": "preferred_replica_partition_leader_election",
+              "controlled_shutdown": "controlled_shutdown_partition_leader_election"}[name]
+    assert getattr(PartitionLeaderElectionAlgorithms, method)(*args) == leader
+
+
+def test_controller_unclean_election_marks_the_context_stats():
+    """Election.leaderForOffline -> offlinePartitionLeaderElection @3.7.0: the controller's
+    unclean election marks its ControllerContext's uncleanLeaderElectionRate."""
+    h, psm, cc = _psm(live=(BROKER_ID,))
+    h.put_partition(TP, [7, BROKER_ID], -1, [7])
+    cc.put_partition_state(TP, OfflinePartition)
+    psm.handle_state_changes(PARTITIONS, OnlinePartition,
+                             OfflinePartitionLeaderElectionStrategy(True))
+    assert h.state()["leader"] == BROKER_ID
+    assert cc.stats.unclean_leader_election_rate.count() == 1

@@ -21,7 +21,8 @@ adaptation notes apply. Left out: segments, indexes and rolls (testTruncateToEmp
 segments), producer snapshot files and their cleaning (the snapshot half of
 testCheckpointRecoveryPoints and testCheckpointForOnlyAffectedLogs), log dir selection and
 failures (testCreateLogWithInvalidLogDir, testLeastLoadedAssignment), retention and cleaning
-(testCleanupExpiredSegments, testDoesntCleanLogs*: kafkasim has no log cleaner), topic config
+(testCleanupExpiredSegments, testDoesntCleanLogs*: ported at 3.9.0 in
+tests/test_checkpoint_s24_kafka.py, where kafkasim's segments are base offsets), topic config
 changes (testTopicConfigChangeUpdatesLogConfig), and 0.11.0's OffsetCheckpointFileTest
 .shouldThrowIfVersionIsNotRecognised (an IOException before KIP-112's KafkaStorageException in
 1.0; kafkasim's checkpoint reader is the 1.0+ one).

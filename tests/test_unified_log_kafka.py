@@ -30,10 +30,13 @@ Adaptation to kafkasim's API:
   testDuplicateAppends, testNonSequentialAppend's and testOldProducerEpoch's rules, the
   truncate-and-reload cases and truncateFullyAndStartAt.
 
-Left out (not modelled by kafkasim): segments, rolls, indexes, time indexes and retention by
-time/size (testLogRolls, testSizeBasedLogRoll, testTimeBasedLogRoll*, testIndex*, testLogSegments*,
-testSplitOnOffsetOverflow, testDegenerateSegmentSplit*, should*SizeBasedSegments*,
-testCannotDeleteSegmentsAtOrAboveHighWatermark, testSegmentDeletionWithHighWatermarkInitialization,
+Left out (not modelled by kafkasim; rolls by explicit ``Log.roll`` and retention by
+``Log.delete_old_segments`` are ported at 3.9.0 in tests/test_checkpoint_s24_kafka.py): rolls by
+size or time, indexes, time indexes (testLogRolls, testSizeBasedLogRoll,
+testTimeBasedLogRoll*, testIndex*, testLogSegments*, testSplitOnOffsetOverflow,
+testDegenerateSegmentSplit*; should*SizeBasedSegments*,
+testCannotDeleteSegmentsAtOrAboveHighWatermark, testSegmentDeletionWithHighWatermarkInitialization
+are in that file,
 testRecoveryAfterCrashDuringSplitPhase*, testCorruptIndexRebuild, testBogusIndexSegmentsAreRemoved,
 testFlushingEmptyActiveSegments); compaction and offset gaps, since a record's offset is its
 position (testAppendAndReadWithNonSequentialOffsets, testReadAtLogGap, testReadWithMinMessage,

@@ -450,6 +450,7 @@ class KafkaController:
             return None
         if unclean:
             ctx.mark_meter("UncleanLeaderElectionsPerSec")
+            self.context.stats.unclean_leader_election_rate.mark()
         new_isr = (leader,) if unclean else tuple(r for r in isr if r in online)
         return leader, new_isr, unclean, tuple(r for r in replicas if r in online)
 

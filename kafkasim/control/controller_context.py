@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kafkasim.control.state_machines import (
+    ControllerStats,
     NewPartition,
     NonExistentPartition,
     OfflinePartition,
@@ -99,6 +100,8 @@ class ControllerContext:
     # replicaStates, kept by ZkPartitionStateMachine / ZkReplicaStateMachine
     partition_states: dict[TopicPartition, PartitionState] = field(default_factory=dict)
     replica_states: dict[PartitionAndReplica, ReplicaState] = field(default_factory=dict)
+    # ControllerStats: the unclean elections this controller made (uncleanLeaderElectionRate)
+    stats: ControllerStats = field(default_factory=ControllerStats)
 
     def partition_full_replica_assignment(self, tp: TopicPartition) -> ReplicaAssignment:
         """partitionFullReplicaAssignment: an empty assignment for an unknown partition."""

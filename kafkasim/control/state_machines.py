@@ -26,6 +26,8 @@ from dataclasses import replace
 from enum import Enum
 from typing import NamedTuple
 
+from kafkasim.core import rules
+
 TopicPartition = tuple[str, int]
 
 
@@ -131,6 +133,72 @@ def _strategy_name(strategy) -> str:
         raise ValueError(f"leader_election_strategy: {strategy!r} is not one of "
                          f"{', '.join(_STRATEGIES)} (or a PartitionLeaderElectionStrategy)")
     return name
+
+
+class Meter:
+    """A Yammer meter reduced to its count (``mark``, ``count``)."""
+
+    __slots__ = ("_count",)
+
+    def __init__(self) -> None:
+        self._count = 0
+
+    def mark(self, n: int = 1) -> None:
+        self._count += n
+
+    def count(self) -> int:
+        return self._count
+
+
+class ControllerStats:
+    """kafka.controller.ControllerStats, the one meter the elections mark:
+    ``unclean_leader_election_rate`` (UncleanLeaderElectionsPerSec)."""
+
+    __slots__ = ("unclean_leader_election_rate",)
+
+    def __init__(self) -> None:
+        self.unclean_leader_election_rate = Meter()
+
+
+class PartitionLeaderElectionAlgorithms:
+    """kafka.controller.PartitionLeaderElectionAlgorithms (ZooKeeper mode), by Kafka's method
+    names: each answers the new leader or None (Kafka's Option[Int]). The orders are
+    kafkasim.core.rules' (which the controller runs)."""
+
+    @staticmethod
+    def offline_partition_leader_election(assignment, isr, live_replicas,
+                                          unclean_leader_election_enabled: bool,
+                                          controller_context=None) -> int | None:
+        """offlinePartitionLeaderElection: the first live ISR member in assignment order, else
+        (unclean.leader.election.enable) the first live replica, which marks the context's
+        ``stats.unclean_leader_election_rate``."""
+        leader, unclean = rules.offline_partition_leader_election(
+            list(assignment), list(isr), live_replicas, bool(unclean_leader_election_enabled))
+        if unclean and controller_context is not None:
+            controller_context.stats.unclean_leader_election_rate.mark()
+        return leader
+
+    @staticmethod
+    def reassign_partition_leader_election(reassignment, isr, live_replicas) -> int | None:
+        """reassignPartitionLeaderElection: the first live ISR member of the target replicas."""
+        return rules.reassign_partition_leader_election(list(reassignment), list(isr),
+                                                        live_replicas)
+
+    @staticmethod
+    def preferred_replica_partition_leader_election(assignment, isr,
+                                                    live_replicas) -> int | None:
+        """preferredReplicaPartitionLeaderElection: the preferred replica if live and in the
+        ISR."""
+        return rules.preferred_replica_partition_leader_election(list(assignment), list(isr),
+                                                                 live_replicas)
+
+    @staticmethod
+    def controlled_shutdown_partition_leader_election(assignment, isr, live_replicas,
+                                                      shutting_down_brokers) -> int | None:
+        """controlledShutdownPartitionLeaderElection: the first live ISR member that is not
+        shutting down."""
+        return rules.controlled_shutdown_partition_leader_election(
+            list(assignment), list(isr), live_replicas, shutting_down_brokers)
 
 
 class StateChangeFailedException(RuntimeError):

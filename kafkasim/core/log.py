@@ -543,8 +543,9 @@ class Log:
         """Append a batch stamped with the leader's epoch; returns (first offset, last offset).
         An idempotent batch (``base_sequence`` >= 0) keeps its producer header in
         ``producer_batches``."""
-        if self.partition_metadata_file is not None:
-            self.maybe_flush_metadata_file()   # UnifiedLog.append: before any record
+        pmf = self.partition_metadata_file
+        if pmf is not None and pmf.dirty_topic_id is not None:
+            pmf.maybe_flush()   # UnifiedLog.append: maybeFlushMetadataFile before any record
         first = self.log_end_offset
         n = len(ids)
         last = first + n - 1
@@ -581,8 +582,9 @@ class Log:
             if not chunk.ids:   # nothing valid: no append (UnifiedLog.append's validBytes <= 0)
                 return self.latest_epoch()
         base, epochs, ids, timestamps, sizes, batches = chunk
-        if self.partition_metadata_file is not None:
-            self.maybe_flush_metadata_file()   # UnifiedLog.append: before any record
+        pmf = self.partition_metadata_file
+        if pmf is not None and pmf.dirty_topic_id is not None:
+            pmf.maybe_flush()   # UnifiedLog.append: maybeFlushMetadataFile before any record
         if base != self.log_end_offset:
             _refuse_follower_append(self, base, len(ids))
         cache = self.leader_epoch_cache
@@ -867,13 +869,15 @@ class Log:
         if listener is not None:
             listener.on_wipe(self, offset)
 
-    def maybe_increment_log_start_offset(self, offset: int) -> bool:
+    def maybe_increment_log_start_offset(self, offset: int, reason: str | None = None) -> bool:
         """UnifiedLog.maybeIncrementLogStartOffset: raise the log start (a follower learning the
         leader's start; DeleteRecords, retention) if ``offset`` is larger; returns whether it
-        moved. Past the high watermark is an OffsetOutOfRangeException (Kafka 1.0+, in
+        moved. ``reason`` is Kafka's LogStartOffsetIncrementReason (3.0+; only logged, so it
+        changes nothing). Past the high watermark is an OffsetOutOfRangeException (Kafka 1.0+, in
         Replica.maybeIncrementLogStartOffset until 2.3, in the log since 2.4), the log
         unchanged; a caller that may go past it bounds the offset itself. The records below the
-        new start are dropped at once (no segments: Kafka deletes them with their segment), and
+        new start are dropped at once (Kafka keeps them until deleteOldSegments deletes their
+        segment; kafkasim's segments, ``rolled_segment_bases``, stay until then too), and
         so are the producer snapshots below it (2.4: ProducerStateManager.truncateHead; 3.x:
         with their segments); the producers stay (onLogStartOffsetIncremented), except before
         2.4, where truncateHead evicts those whose last batch is below the new start
@@ -957,10 +961,13 @@ class Log:
 
     # -- segments (kafkasim.core.log_segments) ------------------------------------------------
     def roll(self, expected_next_offset: int | None = None) -> int:
-        """UnifiedLog.roll / LocalLog.roll: a new active segment begins at the log end offset
-        (or ``expected_next_offset`` if larger: kafkasim's log has no gaps, so only up to the
-        LEO); returns its base offset. An active segment that is still empty is kept (LocalLog
-        .roll recreates it in place)."""
+        """UnifiedLog.roll: a new active segment begins at the log end offset (or
+        ``expected_next_offset`` if larger: kafkasim's log has no gaps, so only up to the LEO);
+        returns its base offset. An active segment that is still empty is kept (LocalLog.roll
+        recreates it in place). Then, as Kafka does, a producer snapshot at the new base
+        (takeSnapshot, skipped when the state has not moved) and the flush of the older
+        segments (the ``flush-log`` task, flushUptoOffsetExclusive(new base): the recovery
+        point moves there)."""
         leo = self.log_end_offset
         if expected_next_offset is not None and expected_next_offset > leo:
             raise IllegalArgumentException(
@@ -971,6 +978,8 @@ class Log:
             self.segment_base_offset
         if last < leo:
             self.rolled_segment_bases.append(leo)
+        self.take_producer_snapshot()
+        self.flush(leo)
         return leo
 
     def number_of_segments(self) -> int:

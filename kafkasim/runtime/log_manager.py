@@ -239,12 +239,12 @@ class LogManager:
         old = log.producer_states
         states = log.producer_states = ProducerStateManager(
             old.snapshots, evicts_below_log_start=old.evicts_below_log_start)
-        start = log.log_start_offset   # kafkasim's one segment's base offset
+        start = log.log_start_offset   # the first segment's base (then the rolled ones)
         if not had_clean_shutdown:
             recovered = producer_state.rebuild(log)   # (from the segment's base: no snapshot)
             recovered.take_snapshot()
             states.snapshots = dict(recovered.snapshots)
-        states.remove_stray_snapshots((start,))
+        states.remove_stray_snapshots((start, *log.rolled_segment_bases))
         log.rebuild_producer_state(log.log_end_offset, had_clean_shutdown)
 
     def _load_leader_epoch_cache(self, ctx: Any, tp, log: Log) -> None:
@@ -364,6 +364,28 @@ class LogManager:
             if "compact" not in str(policy):
                 total += log.delete_old_segments(ctx.now)
         return total
+
+    # -- stray replicas (KRaft) ----------------------------------------------------------------
+    @staticmethod
+    def is_stray_replica(replicas: Iterable[int], broker_id: int, log: Log) -> bool:
+        """LogManager.isStrayReplica (storage, 4.x): the log should not be on this broker when
+        the metadata lists no replica for its partition (its topic id is unknown) or none of
+        them is ``broker_id``."""
+        replicas = tuple(replicas)
+        return not replicas or broker_id not in replicas
+
+    @staticmethod
+    def is_stray_kraft_replica(broker_id: int, image: Any, log: Log) -> bool:
+        """LogManager.isStrayKraftReplica (3.6-3.9; in BrokerMetadataPublisher since 4.0): a log
+        without a topic id (no partition.metadata: nothing was appended before it was lost) is
+        stray; so is one whose topic id or partition the metadata image (a ``MetadataImage``)
+        does not hold, or whose replicas leave out ``broker_id``."""
+        if log.topic_id is None:
+            return True
+        name = image.topic_names.get(log.topic_id)
+        reg = image.partitions.get((name, log.partition)) if name is not None else None
+        return LogManager.is_stray_replica(reg.replicas if reg is not None else (), broker_id,
+                                           log)
 
     # -- flush, shutdown, power loss --------------------------------------------------------
     def flush_for_shutdown(self, now: int,

@@ -23,6 +23,11 @@ class TopicControlInfo:
         self.id = topic_id
         self.parts: dict[int, PartitionRegistration] = {}
 
+    def num_partitions(self, epoch: int | None = None) -> int:
+        """numPartitions(epoch): the topic's partition count (kafkasim keeps no timeline of
+        earlier epochs: the latest count)."""
+        return len(self.parts)
+
 
 def has_preferred_leader(p: PartitionRegistration) -> bool:
     """PartitionRegistration.hasPreferredLeader: the leader is the first replica."""
@@ -40,6 +45,11 @@ class BrokersToIsrs:
 
     def __init__(self, topics: dict[str, TopicControlInfo]) -> None:
         self._topics = topics
+
+    def __call__(self) -> BrokersToIsrs:
+        """Itself: ``rc.brokers_to_isrs()`` reads as Kafka's ``brokersToIsrs()`` accessor, and
+        ``rc.brokers_to_isrs.x`` works as well."""
+        return self
 
     def iter_partitions(self, pred: Callable[[PartitionRegistration], bool]
                         ) -> Iterator[tuple[TopicControlInfo, int]]:

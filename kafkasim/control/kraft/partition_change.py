@@ -265,6 +265,11 @@ class PartitionChangeBuilder:
         self.last_known_leader_must_be_acceptable = bool(b)
         return self
 
+    def set_default_dir_provider(self, provider=None) -> PartitionChangeBuilder:
+        """setDefaultDirProvider: accepted and ignored (JBOD directories are not modelled), so
+        Kafka's builder chains run unchanged."""
+        return self
+
     def set_zk_migration_enabled(self, b: bool) -> PartitionChangeBuilder:
         """setZkMigrationEnabled (3.6.0 - 3.9.x, KAFKA-15109): True bumps the leader epoch on
         every ISR shrink, for the brokers still in ZooKeeper mode. kafkasim runs no migration:

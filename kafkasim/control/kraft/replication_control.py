@@ -258,6 +258,73 @@ def place_replicas(cluster_control, replica_placer, num_partitions: int,
     return [list(p) for p in cluster_control.place_replicas(0, num_partitions, rf)]
 
 
+# -- ReplicationControlManager's private helpers, as module functions (the class stays under
+# the member limit of tests/test_class_sizes.py); ``self`` is the manager
+def _registrations(self) -> dict:
+    """The cluster's broker registrations (a map, or the call that gives it)."""
+    regs = self.cluster_control.broker_registrations
+    return regs() if callable(regs) else regs
+
+
+def _builder(self, info: TopicControlInfo, partition_id: int,
+             acceptor: Callable[[int], bool] | None = None) -> PartitionChangeBuilder:
+    """A PartitionChangeBuilder of the partition; ``acceptor`` is the LeaderAcceptor
+    (without directories): clusterControl.isActive unless given."""
+    if acceptor is None:
+        acceptor = self.cluster_control.is_active
+    builder = PartitionChangeBuilder(
+        info.parts[partition_id], info.id, partition_id, acceptor, self.metadata_version,
+        self.get_topic_effective_min_isr(info.name), self.is_elr_enabled())
+    for flag, value in self.builder_options.items():
+        getattr(builder, f"set_{flag}")(value)
+    return builder
+
+
+def _topic(self, topic: str) -> TopicControlInfo | None:
+    """The topic named ``topic`` (or with that id), None if there is none."""
+    tid = self._topics_by_name.get(topic)
+    if tid is None and topic in self._topics:
+        tid = topic
+    return None if tid is None else self._topics.get(tid)
+
+
+def _validate_alter_partition_data(self, broker_id: int, part: PartitionRegistration | None,
+                                   leader_epoch: int, partition_epoch: int,
+                                   states: list[tuple[int, int]], lrs: int,
+                                   request_version: int) -> str:
+    """validateAlterPartitionData, check by check."""
+    if part is None:
+        return E.UNKNOWN_TOPIC_OR_PARTITION
+    # a newer epoch than ours: we are probably no longer the active controller
+    if leader_epoch > part.leader_epoch or partition_epoch > part.partition_epoch:
+        return E.NOT_CONTROLLER
+    if leader_epoch < part.leader_epoch:
+        return E.FENCED_LEADER_EPOCH
+    if broker_id != part.leader:
+        return E.INVALID_REQUEST
+    if partition_epoch < part.partition_epoch:
+        return E.INVALID_UPDATE_VERSION
+    new_isr = [b for b, _ in states]
+    if not _validate_isr(part.replicas, new_isr):
+        return E.INVALID_REQUEST
+    if part.leader not in new_isr:          # the ISR must include the current leader
+        return E.INVALID_REQUEST
+    if lrs == LeaderRecoveryState.RECOVERING and len(new_isr) > 1:
+        return E.INVALID_REQUEST
+    if part.leader_recovery_state == LeaderRecoveryState.RECOVERED and \
+            lrs == LeaderRecoveryState.RECOVERING:
+        return E.INVALID_REQUEST
+    if self.ineligible_replicas_for_isr(states):
+        return E.INELIGIBLE_REPLICA if request_version > 1 else E.OPERATION_NOT_ATTEMPTED
+    return E.NONE
+
+
+class UnknownTopicIdException(ControllerApiException):
+    """org.apache.kafka.common.errors.UnknownTopicIdException."""
+
+    error = E.UNKNOWN_TOPIC_ID
+
+
 class ReplicationControlManager:
     """org.apache.kafka.controller.ReplicationControlManager.
 
@@ -307,10 +374,6 @@ class ReplicationControlManager:
         has the ELR fields (4.0-IV1)."""
         return self.eligible_leader_replicas_enabled and self.metadata_version.is_elr_supported()
 
-    def _registrations(self) -> dict:
-        regs = self.cluster_control.broker_registrations
-        return regs() if callable(regs) else regs
-
     def unclean_leader_election_enabled_for_topic(self, topic: str) -> bool:
         """uncleanLeaderElectionEnabledForTopic: Boolean.parseBoolean of the effective value."""
         configs = self.configuration_control
@@ -327,25 +390,6 @@ class ReplicationControlManager:
         info = self._topics[self._topics_by_name[topic]]
         rf = len(info.parts[0].replicas) if 0 in info.parts else min_isr
         return min(min_isr, rf)
-
-    def _builder(self, info: TopicControlInfo, partition_id: int,
-                 acceptor: Callable[[int], bool] | None = None) -> PartitionChangeBuilder:
-        """A PartitionChangeBuilder of the partition; ``acceptor`` is the LeaderAcceptor
-        (without directories): clusterControl.isActive unless given."""
-        if acceptor is None:
-            acceptor = self.cluster_control.is_active
-        builder = PartitionChangeBuilder(
-            info.parts[partition_id], info.id, partition_id, acceptor, self.metadata_version,
-            self.get_topic_effective_min_isr(info.name), self.is_elr_enabled())
-        for flag, value in self.builder_options.items():
-            getattr(builder, f"set_{flag}")(value)
-        return builder
-
-    def _topic(self, topic: str) -> TopicControlInfo | None:
-        tid = self._topics_by_name.get(topic)
-        if tid is None and topic in self._topics:
-            tid = topic
-        return None if tid is None else self._topics.get(tid)
 
     # ===================================================================== replay
     def replay(self, record, offset: int = 0) -> None:
@@ -434,7 +478,7 @@ class ReplicationControlManager:
                 if pid in new_parts:
                     return fail(E.INVALID_REPLICA_ASSIGNMENT, "Found multiple manual partition "
                                 f"assignments for partition {pid}")
-                msg = validate_manual_partition_assignment(self._registrations(), brokers, rf)
+                msg = validate_manual_partition_assignment(_registrations(self), brokers, rf)
                 if msg is not None:
                     return fail(E.INVALID_REPLICA_ASSIGNMENT, msg)
                 rf = len(brokers)
@@ -523,7 +567,7 @@ class ReplicationControlManager:
         """deleteTopics for one topic: a RemoveTopicRecord. An unknown topic is
         UNKNOWN_TOPIC_ID when named by id, UNKNOWN_TOPIC_OR_PARTITION when named by name
         (ControllerApis.deleteTopics)."""
-        info = self._topics.get(topic) if by_id else self._topic(topic)
+        info = self._topics.get(topic) if by_id else _topic(self, topic)
         if info is None:
             return [], E.UNKNOWN_TOPIC_ID if by_id else E.UNKNOWN_TOPIC_OR_PARTITION
         return [RemoveTopicRecord(info.id)], E.NONE
@@ -556,7 +600,7 @@ class ReplicationControlManager:
         partition_epoch, leader_recovery_state) per partition; ``topic`` is the name (v0-1) or
         id (v2+; a name is also accepted); ``new_isr`` holds broker ids or (id, broker epoch)
         pairs (KIP-903, v3). Validation in Kafka's order (validateAlterPartitionData)."""
-        regs = self._registrations()
+        regs = _registrations(self)
         reg = regs.get(broker_id)
         if reg is None:
             return [], AlterPartitionResponse(E.STALE_BROKER_EPOCH, (), "No broker registration "
@@ -572,20 +616,20 @@ class ReplicationControlManager:
             states = [(s, -1) if isinstance(s, int) else (s[0], s[1]) for s in new_isr]
             if request_version < 3:
                 states = [(b, -1) for b, _ in states]
-            info = self._topic(topic)
+            info = _topic(self, topic)
             if info is None:
                 results.append(AlterPartitionResult(
                     topic, pid, E.UNKNOWN_TOPIC_ID if request_version > 1
                     else E.UNKNOWN_TOPIC_OR_PARTITION))
                 continue
             part = info.parts.get(pid)
-            error = self._validate_alter_partition_data(broker_id, part, leader_epoch,
+            error = _validate_alter_partition_data(self, broker_id, part, leader_epoch,
                                                         partition_epoch, states, lrs,
                                                         request_version)
             if error != E.NONE:
                 results.append(AlterPartitionResult(topic, pid, error))
                 continue
-            builder = self._builder(info, pid)
+            builder = _builder(self, info, pid)
             if self.unclean_leader_election_enabled_for_topic(info.name):
                 builder.set_election(Election.UNCLEAN)
             rec = builder.set_target_isr_with_broker_states(states) \
@@ -605,40 +649,10 @@ class ReplicationControlManager:
                                                 part.leader_recovery_state))
         return records, AlterPartitionResponse(E.NONE, tuple(results))
 
-    def _validate_alter_partition_data(self, broker_id: int, part: PartitionRegistration | None,
-                                       leader_epoch: int, partition_epoch: int,
-                                       states: list[tuple[int, int]], lrs: int,
-                                       request_version: int) -> str:
-        """validateAlterPartitionData, check by check."""
-        if part is None:
-            return E.UNKNOWN_TOPIC_OR_PARTITION
-        # a newer epoch than ours: we are probably no longer the active controller
-        if leader_epoch > part.leader_epoch or partition_epoch > part.partition_epoch:
-            return E.NOT_CONTROLLER
-        if leader_epoch < part.leader_epoch:
-            return E.FENCED_LEADER_EPOCH
-        if broker_id != part.leader:
-            return E.INVALID_REQUEST
-        if partition_epoch < part.partition_epoch:
-            return E.INVALID_UPDATE_VERSION
-        new_isr = [b for b, _ in states]
-        if not _validate_isr(part.replicas, new_isr):
-            return E.INVALID_REQUEST
-        if part.leader not in new_isr:          # the ISR must include the current leader
-            return E.INVALID_REQUEST
-        if lrs == LeaderRecoveryState.RECOVERING and len(new_isr) > 1:
-            return E.INVALID_REQUEST
-        if part.leader_recovery_state == LeaderRecoveryState.RECOVERED and \
-                lrs == LeaderRecoveryState.RECOVERING:
-            return E.INVALID_REQUEST
-        if self.ineligible_replicas_for_isr(states):
-            return E.INELIGIBLE_REPLICA if request_version > 1 else E.OPERATION_NOT_ATTEMPTED
-        return E.NONE
-
     def ineligible_replicas_for_isr(self, states: Iterable[tuple[int, int]]) -> list[str]:
         """ineligibleReplicasForIsr: "id (reason)" for unregistered, shutting-down, fenced or
         epoch-mismatched replicas (epoch -1 skips the epoch check)."""
-        regs = self._registrations()
+        regs = _registrations(self)
         out = []
         for b, epoch in states:
             reg = regs.get(b)
@@ -674,7 +688,7 @@ class ReplicationControlManager:
 
         for info, pid in list(partitions):
             part = info.parts[pid]
-            builder = self._builder(info, pid, acceptable)
+            builder = _builder(self, info, pid, acceptable)
             if self.unclean_leader_election_enabled_for_topic(info.name):
                 builder.set_election(Election.UNCLEAN)
             if broker_with_unclean_shutdown != NO_LEADER:
@@ -688,7 +702,7 @@ class ReplicationControlManager:
     def handle_broker_fenced(self, broker_id: int) -> list:
         """handleBrokerFenced: leave every ISR (re-electing), then the fence record
         (BrokerRegistrationChangeRecord from 3.3-IV2, FenceBrokerRecord before)."""
-        reg = self._registrations().get(broker_id)
+        reg = _registrations(self).get(broker_id)
         if reg is None:
             raise ReplicationControlError(f"Can't find broker registration for broker {broker_id}")
         records: list = []
@@ -731,7 +745,7 @@ class ReplicationControlManager:
         """handleBrokerInControlledShutdown (KIP-841): the InControlledShutdown record (from
         3.3-IV3, if not already set), then leave every ISR, moving leadership away."""
         records: list = []
-        reg = self._registrations().get(broker_id)
+        reg = _registrations(self).get(broker_id)
         in_shutdown = reg is not None and reg.in_controlled_shutdown
         if self.metadata_version.is_in_controlled_shutdown_state_supported() and not in_shutdown:
             records.append(BrokerRegistrationChangeRecord(
@@ -844,7 +858,7 @@ class ReplicationControlManager:
                 (election_type == "UNCLEAN" and part.has_leader()):
             return E.ELECTION_NOT_NEEDED, None
         election = Election.UNCLEAN if election_type == "UNCLEAN" else Election.PREFERRED
-        rec = self._builder(info, partition_id).set_election(election).build()
+        rec = _builder(self, info, partition_id).set_election(election).build()
         if rec is None:
             return (E.PREFERRED_LEADER_NOT_AVAILABLE if election_type == "PREFERRED"
                     else E.ELIGIBLE_LEADERS_NOT_AVAILABLE), None
@@ -866,7 +880,7 @@ class ReplicationControlManager:
                 lambda p: not _has_preferred_leader(p))):
             if len(records) >= self.max_elections_per_imbalance:
                 break
-            rec = self._builder(info, pid) \
+            rec = _builder(self, info, pid) \
                 .set_election(Election.PREFERRED).build()
             if rec is not None:
                 records.append(rec)
@@ -942,11 +956,39 @@ class ReplicationControlManager:
 
     # ======================================================================== read side
     def partition(self, topic: str, partition: int) -> PartitionRegistration | None:
-        info = self._topic(topic)
+        info = _topic(self, topic)
         return None if info is None else info.parts.get(partition)
 
     def topic_id(self, topic: str) -> str | None:
         return self._topics_by_name.get(topic)
+
+    # Kafka's lookups by their names (ReplicationControlManager @3.7.0 - 4.3.0)
+    def get_partition(self, topic_id: str, partition_id: int) -> PartitionRegistration | None:
+        """getPartition: the partition of the topic with id ``topic_id``, None if either is
+        unknown."""
+        info = self._topics.get(topic_id)
+        return None if info is None else info.parts.get(partition_id)
+
+    def get_topic(self, topic_id: str) -> TopicControlInfo:
+        """getTopic: the topic's TopicControlInfo; an unknown id raises
+        UnknownTopicIdException (UNKNOWN_TOPIC_ID)."""
+        info = self._topics.get(topic_id)
+        if info is None:
+            raise UnknownTopicIdException(f"No topic with id {topic_id} found.")
+        return info
+
+    def get_topic_id(self, topic_name: str) -> str:
+        """getTopicId: the id of the topic named ``topic_name``; an unknown name raises
+        UnknownTopicOrPartitionException."""
+        topic_id = self._topics_by_name.get(topic_name)
+        if topic_id is None:
+            raise UnknownTopicOrPartitionException(f"Unknown topic {topic_name}")
+        return topic_id
+
+    def brokers_to_elrs(self) -> BrokersToIsrs:
+        """brokersToElrs: kafkasim's BrokersToIsrs answers the ELR queries too
+        (``partitions_with_broker_in_elr``)."""
+        return self.brokers_to_isrs
 
     def topic_name(self, topic_id: str) -> str | None:
         info = self._topics.get(topic_id)
@@ -985,7 +1027,7 @@ def _create_partitions(rc: ReplicationControlManager, name: str, count: int,
     partitions, each manual assignment as validateManualPartitionAssignment with the topic's
     replication factor and with some active broker), then one PartitionRecord per added
     partition: its ISR is the active replicas, its leader the first of them."""
-    info = rc._topic(name)
+    info = _topic(rc, name)
     if info is None or info.name != name:
         raise UnknownTopicOrPartitionException()
     current = len(info.parts)
@@ -1006,7 +1048,7 @@ def _create_partitions(rc: ReplicationControlManager, name: str, count: int,
         placements = []
         for i, brokers in enumerate(assignments):
             brokers = list(getattr(brokers, "broker_ids", brokers))
-            msg = validate_manual_partition_assignment(rc._registrations(), brokers, rf)
+            msg = validate_manual_partition_assignment(_registrations(rc), brokers, rf)
             if msg is not None:
                 raise InvalidReplicaAssignmentException(msg)
             if not any(active(b) for b in brokers):
@@ -1066,7 +1108,7 @@ def _cancel_partition_reassignment(rc: ReplicationControlManager, info: TopicCon
         raise InvalidReplicaAssignmentException(
             f"Unable to revert partition assignment for {info.name}:{partition_id} because it "
             "would require an unclean leader election.")
-    builder = rc._builder(info, partition_id)
+    builder = _builder(rc, info, partition_id)
     if unclean:
         builder.set_election(Election.UNCLEAN)
     return builder.set_target_isr(revert.isr).set_target_replicas(revert.replicas) \
@@ -1081,7 +1123,7 @@ def _change_partition_reassignment(rc: ReplicationControlManager, info: TopicCon
     fenced ones allowed), the replication factor check unless ``allow_rf_change``, then
     PartitionReassignmentReplicas(current, target) into the builder, which completes the
     reassignment at once when the ISR already allows it."""
-    message = validate_manual_partition_assignment(rc._registrations(), target, None)
+    message = validate_manual_partition_assignment(_registrations(rc), target, None)
     if message is not None:
         raise InvalidReplicaAssignmentException(message)
     if not allow_rf_change:
@@ -1089,7 +1131,7 @@ def _change_partition_reassignment(rc: ReplicationControlManager, info: TopicCon
     current = list(part.replicas)
     reassignment = PartitionReassignmentReplicas(PartitionAssignment(tuple(current)),
                                                  PartitionAssignment(tuple(target)))
-    builder = rc._builder(info, partition_id)
+    builder = _builder(rc, info, partition_id)
     if reassignment.replicas != current:
         builder.set_target_replicas(reassignment.replicas)
     if reassignment.removing:
@@ -1166,7 +1208,7 @@ def _replay_clear_elr(rcm: ReplicationControlManager, r: ClearElrRecord) -> None
     """replayClearAllElrs / replayClearTopicElrs: every partition with an ELR or
     LastKnownElr gets both emptied (a merge, so its partition epoch grows)."""
     if r.topic_name:
-        info = rcm._topic(r.topic_name)
+        info = _topic(rcm, r.topic_name)
         if info is None:
             raise ReplicationControlError(
                 f"Unable to find a topic named {r.topic_name} in order to clear its ELRs.")
