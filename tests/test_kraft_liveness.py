@@ -56,6 +56,24 @@ def test_schedule_1590_kraft_settles_with_nothing_lost():
     assert out.acked > 0 and out.ghost_acked == out.acked
 
 
+def test_schedule_1987_settles_only_once_the_brokers_follow_the_active_controller():
+    """Random schedule 1987 of the "kraft" profile (4.1), after KAFKA-17030 moved the runs'
+    timers: the active controller 3001 is isolated; 3002 wins epoch 2, but the brokers'
+    metadata clients, past their fetch timeout, keep picking 3001 from the bootstrap servers
+    (a random start each time; before 4.2 an observer fetches from no other node then,
+    KAFKA-19354) and so heartbeat it, not 3002. The settle check used to call the run settled
+    right after the heal, with the image still showing every broker unfenced; 3002 then fenced
+    the three brokers (no heartbeat for a session) and the partitions ended offline, 104
+    acknowledged records unreadable. ``unsettled_reasons`` now also requires every broker's
+    metadata client to follow the active controller in its epoch: the run settles after the
+    brokers found 3002, unfenced and re-elected, and nothing is lost."""
+    out = run_schedule(generate(1987, "kraft"))
+    assert not out.error, out.summary()
+    assert out.settled, out.stuck
+    assert out.ok and not out.lost, out.summary()
+    assert out.acked > 0 and out.ghost_acked == out.acked
+
+
 def _steady_kraft_cluster() -> Cluster:
     """Three brokers on 4.1, the quorum ready and 3 s of steady heartbeats behind them."""
     c = Cluster(brokers=3, seed=1, kafka_version="4.1")

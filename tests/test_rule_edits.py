@@ -373,7 +373,7 @@ def elr_never_populated(builder):
     builder.target_last_known_elr = []
 
 
-def accepts_duplicates(states, ident, unknown_producer="append"):
+def accepts_duplicates(states, ident, unknown_producer="append", duplicate_before_cache=False):
     return "append", -1
 
 

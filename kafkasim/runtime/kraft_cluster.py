@@ -313,7 +313,11 @@ class KRaftControlPlane:
           member, else (KIP-966, ELR on) an unfenced ELR member
           (PartitionChangeBuilder.electLeader, ReplicationControlManager.handleBrokerUnfenced);
         - each partition's leader and ISR members hold the image's leader epoch (the brokers
-          applied the committed metadata: BrokerMetadataPublisher -> ReplicaManager.applyDelta).
+          applied the committed metadata: BrokerMetadataPublisher -> ReplicaManager.applyDelta);
+        - every running broker's metadata client follows the active controller in its epoch:
+          one still following an old leader sends its heartbeats there, and the active
+          controller fences it a session later (an observer that keeps picking an unreachable
+          old leader from the bootstrap servers, KAFKA-19354's case).
         """
         out = []
         node = self.active()
@@ -345,6 +349,11 @@ class KRaftControlPlane:
                            "image")
             else:
                 live.add(b)
+            if node is not None and (lm.raft.leader_id, lm.raft.epoch) != (node.id,
+                                                                         node.raft.epoch):
+                out.append(f"broker {b}: its metadata client follows {lm.raft.leader_id} in "
+                           f"epoch {lm.raft.epoch}, not the active controller {node.id} "
+                           f"(epoch {node.raft.epoch})")
         for tp, reg in sorted(self.image.partitions.items()):
             if reg.leader < 0:
                 eligible = sorted(set(reg.isr) | set(reg.elr)) if reg.isr or reg.elr else []
