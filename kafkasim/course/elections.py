@@ -202,7 +202,7 @@ def lost_acked_line(n: int) -> Text:
 HEADERS = (N_("acceptable"), N_("elected"), N_("counted unclean"), N_("refused"), N_("lost"),
            N_("leader at the end"), N_("'done' after (ms)"), N_("new leader"),
            N_("'precious' on"), N_("'earlier' on"), N_("checkers"), N_("mode"), N_("detector"),
-           N_("leader moved after (ms)"))
+           N_("leader moved after (ms)"), N_("crash at (ms)"))
 
 
 def acked_losses(checker) -> tuple[int, int]:
