@@ -241,6 +241,24 @@ def test_notebook_07_failover_prose_names_the_runs_figures():
     assert f"fenced at {fenced / 1000:.2f} s" in prose
     assert f"{active[2]} is active in epoch {epoch} from {active[0] / 1000:.1f} s" in prose
 
+def test_notebook_07_split_vote_details_name_the_runs_standbys():
+    """Section 5's details ("What the standbys did") tell the raft events its own cell prints:
+    the two standbys that became Candidates in epoch 2 (the split vote) and the one that won
+    epoch 3. The saved output is the run's (nbval re-runs the notebook and compares); the
+    paragraph once named the other story's controllers."""
+    cells = _cells(OWNED[0])
+    texts = ["".join(o.get("text", "")) for c in cells if c["cell_type"] == "code"
+             for o in c.get("outputs", [])]
+    out = "\n".join(t for t in texts if "raft_transition" in t)
+    split = sorted(set(re.findall(r"(\d{4})\s+Prospective -> Candidate in epoch 2", out)))
+    winner = re.search(r"(\d{4})\s+Candidate -> Leader in epoch 3", out).group(1)
+    assert len(split) == 2 and winner in split, (split, winner)
+    prose = re.sub(r"\s+", " ", " ".join("".join(cell["source"]) for cell in cells
+                                          if cell["cell_type"] == "markdown"))
+    assert f"{split[0]} and {split[1]} asked for a **Pre-Vote**" in prose
+    assert f"{winner}'s ended first and it won epoch 3" in prose
+
+
 def test_notebook_07_reregistration_prose_names_the_runs_figures():
     """Section 7: after a controlled shutdown the old incarnation's session (Kafka 4.0+,
     BrokerHeartbeatTracker: fenced or not) refuses the new one until 9 s after its last heartbeat;
