@@ -1682,13 +1682,14 @@ class ClientRules:
     # when its epoch is at least that one (Metadata.updatePartitionInfo @2.2.0,
     # updateLatestMetadata @2.8.0 / @3.9.0); an older epoch (a broker whose metadata cache lags
     # answered) leaves the cached leader in place. Before, every answer replaced the cached
-    # leader, so a stale broker could send the producer back to a deposed leader. kafkasim
-    # applies it to the producer's metadata.
+    # leader, so a stale broker could send the producer back to a deposed leader. Metadata is
+    # the producer's and the consumer's (ConsumerMetadata extends it): kafkasim applies it to
+    # both clients (kafkasim.runtime.clients.client_metadata).
     producer_metadata_keeps_newer_leader_epoch: bool = _rule(
         since="2.2",
         ref="KAFKA-7738, Metadata.updatePartitionInfo @2.2.0 / updateLatestMetadata",
-        doc="the producer ignores a metadata answer's partition whose leader epoch is older "
-        "than the last one it saw",
+        doc="a client (producer or consumer) ignores a metadata answer's partition whose "
+        "leader epoch is older than the last one it saw",
     )
     # KIP-951 (3.7.0): ProduceResponse v10 carries, for a partition answered
     # NOT_LEADER_OR_FOLLOWER, its current leader (id, epoch) and the leader's node when alive

@@ -586,10 +586,13 @@ class Consumer:
 
     def _on_metadata(self, msg: MetadataResponse) -> None:
         """Metadata.update: each partition's leader, epoch and replicas, and the live nodes."""
-        self.metadata.update(self.cluster.now)
+        # KAFKA-7738 (2.2+): a row with an older leader epoch than the last seen is ignored
+        stale = self.metadata.update(
+            self.cluster.now, msg.partitions,
+            self.cluster.rules.clients.producer_metadata_keeps_newer_leader_epoch)
         self.nodes = frozenset(msg.brokers)
         for topic, partition, err, leader, epoch, replicas, _isr in msg.partitions:
-            if partition >= 0:
+            if partition >= 0 and (topic, partition) not in stale:
                 tp = (topic, partition)
                 self.leaders[tp] = leader if err == E.NONE else -1
                 self.leader_epochs[tp] = epoch if err == E.NONE else -1

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kafkasim.core.messages import MetadataRequest
+from kafkasim.runtime.clients.client_metadata import STALE, update_latest_metadata
 
 
 @dataclass(slots=True, frozen=True)
@@ -43,6 +44,7 @@ class ConsumerMetadata:
         self._allow_auto_topic_creation = bool(allow_auto_topic_creation)
         self.metadata_expire_ms = metadata_expire_ms
         self.last_successful_refresh_ms: int | None = None   # None: no answer yet
+        self.last_seen_epochs: dict[tuple[str, int], int] = {}   # Metadata.lastSeenLeaderEpochs
 
     def __repr__(self) -> str:
         return (f"ConsumerMetadata(topics={self.subscription.metadata_topics()}, "
@@ -59,9 +61,22 @@ class ConsumerMetadata:
         return MetadataRequestBuilder(tuple(self.subscription.metadata_topics()),
                                       self._allow_auto_topic_creation)
 
-    def update(self, now_ms: int) -> None:
-        """Metadata.update: an answer came at ``now_ms``."""
+    def update(self, now_ms: int, partitions=(), keep_newer_epoch: bool = False
+               ) -> frozenset[tuple[str, int]]:
+        """Metadata.update: an answer came at ``now_ms`` with these MetadataResponse rows.
+        Returns the partitions whose row the consumer must not take: with ``keep_newer_epoch``
+        (KAFKA-7738, 2.2+; Kafka's Metadata is the producer's and the consumer's) a row whose
+        leader epoch is older than the last seen one (client_metadata)."""
         self.last_successful_refresh_ms = now_ms
+        seen = self.last_seen_epochs
+        return frozenset((topic, partition) for topic, partition, _e, _l, epoch, _r, _i
+                         in partitions if partition >= 0 and update_latest_metadata(
+                             seen, (topic, partition), epoch, keep_newer_epoch) == STALE)
+
+    def last_seen_leader_epoch(self, tp: tuple[str, int]) -> int | None:
+        """Metadata.lastSeenLeaderEpoch: the newest leader epoch seen for ``tp`` (None: no
+        epoch known)."""
+        return self.last_seen_epochs.get(tp)
 
     def time_to_next_update(self, now_ms: int) -> int | None:
         """Metadata.timeToNextUpdate for the expiry alone: ms until the metadata is

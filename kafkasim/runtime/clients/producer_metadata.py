@@ -11,6 +11,7 @@ import random
 from typing import NamedTuple
 
 from kafkasim.core.errors import INVALID_TOPIC_EXCEPTION
+from kafkasim.runtime.clients.client_metadata import NEW, STALE, update_latest_metadata
 from kafkasim.runtime.network_client import ExponentialBackoff
 
 #: ProducerConfig metadata.max.age.ms's default
@@ -106,14 +107,10 @@ class ProducerMetadata:
                     invalid.append(topic)
                 continue
             tp = (topic, partition)
-            last = seen.get(tp)
-            if epoch < 0:   # no leader epoch: forgotten, and the response counts as new
-                seen.pop(tp, None)
+            verdict = update_latest_metadata(seen, tp, epoch, keep_newer_epoch)
+            if verdict == NEW:   # no leader epoch, or a new or newer one: the answer is news
                 self.equivalent_responses = 0
-            elif last is None or epoch > last:
-                seen[tp] = epoch
-                self.equivalent_responses = 0
-            elif keep_newer_epoch and epoch < last:
+            elif verdict == STALE:
                 stale.append(tp)
         self.invalid_topics = frozenset(invalid)
         return frozenset(stale)
