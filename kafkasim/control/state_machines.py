@@ -213,10 +213,10 @@ def _check_target(target_state, kind) -> None:
                          f"({names})")
 
 
-class ZkPartitionStateMachine:
-    """kafka.controller.ZkPartitionStateMachine over a ``KafkaController``: ``controller`` is
-    the controller (its ``context`` is the ControllerContext), ``ctx`` the broker context its
-    requests go through, ``zk`` the ZooKeeper."""
+class _ControllerStateMachine:
+    """What both ZooKeeper-mode state machines run over: ``controller`` is the
+    ``KafkaController`` (its ``context`` is the ControllerContext), ``ctx`` the broker context
+    its requests go through, ``zk`` the ZooKeeper."""
 
     __slots__ = ("controller", "ctx", "zk")
 
@@ -228,6 +228,13 @@ class ZkPartitionStateMachine:
     @property
     def controller_context(self):
         return self.controller.context
+
+
+class ZkPartitionStateMachine(_ControllerStateMachine):
+    """kafka.controller.ZkPartitionStateMachine over a ``KafkaController``
+    (``_ControllerStateMachine``)."""
+
+    __slots__ = ()
 
     def startup(self) -> dict:
         """initializePartitionState, then triggerOnlinePartitionStateChange."""
@@ -288,20 +295,11 @@ class ZkPartitionStateMachine:
                 for tp in elect}
 
 
-class ZkReplicaStateMachine:
-    """kafka.controller.ZkReplicaStateMachine over a ``KafkaController`` (arguments as
-    ZkPartitionStateMachine's)."""
+class ZkReplicaStateMachine(_ControllerStateMachine):
+    """kafka.controller.ZkReplicaStateMachine over a ``KafkaController``
+    (``_ControllerStateMachine``)."""
 
-    __slots__ = ("controller", "ctx", "zk")
-
-    def __init__(self, controller, ctx, zk) -> None:
-        self.controller = controller
-        self.ctx = ctx
-        self.zk = zk
-
-    @property
-    def controller_context(self):
-        return self.controller.context
+    __slots__ = ()
 
     def startup(self) -> None:
         """initializeReplicaState, then the online replicas -> OnlineReplica and (2.3+,
