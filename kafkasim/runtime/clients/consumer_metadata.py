@@ -68,10 +68,15 @@ class ConsumerMetadata:
         (KAFKA-7738, 2.2+; Kafka's Metadata is the producer's and the consumer's) a row whose
         leader epoch is older than the last seen one (client_metadata)."""
         self.last_successful_refresh_ms = now_ms
-        seen = self.last_seen_epochs
-        return frozenset((topic, partition) for topic, partition, _e, _l, epoch, _r, _i
-                         in partitions if partition >= 0 and update_latest_metadata(
-                             seen, (topic, partition), epoch, keep_newer_epoch) == STALE)
+        stale = []
+        for topic, partition, _err, _leader, epoch, _replicas, _isr in partitions:
+            if partition < 0:   # a topic-level error row
+                continue
+            tp = (topic, partition)
+            if update_latest_metadata(self.last_seen_epochs, tp, epoch,
+                                      keep_newer_epoch) == STALE:
+                stale.append(tp)
+        return frozenset(stale)
 
     def last_seen_leader_epoch(self, tp: tuple[str, int]) -> int | None:
         """Metadata.lastSeenLeaderEpoch: the newest leader epoch seen for ``tp`` (None: no
