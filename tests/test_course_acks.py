@@ -65,3 +65,14 @@ def test_holders_and_outcome_read_the_cluster(notebook_kafka_version):
     assert res["result"] == "ok" and res["appended on the leader"]
     assert not res["readable by consumers"]             # HW frozen below min ISR (3.7+)
     assert A.holders(c, "x") == [1]
+
+
+def test_acks_all_ok_at_words_the_ladder_as_the_prediction_choices():
+    """Notebook 05's ladder predictions are scored with this: the ISR sizes whose acks=all write
+    was acknowledged, in the order the ladder took them."""
+    def rungs(*outcomes):
+        return [{"ISR": [1, 2, 3][:3 - i], "acks=all": o} for i, o in enumerate(outcomes)]
+    assert A.acks_all_ok_at(rungs("ok", "ok", "NOT_ENOUGH_REPLICAS")) == "3 and 2"
+    assert A.acks_all_ok_at(rungs("ok", "NOT_ENOUGH_REPLICAS", "NOT_ENOUGH_REPLICAS")) == "3 only"
+    assert A.acks_all_ok_at(rungs("ok", "ok", "ok")) == "3, 2 and 1"
+    assert A.acks_all_ok_at(rungs("NOT_ENOUGH_REPLICAS")) == "none"

@@ -235,3 +235,25 @@ def test_client_requests_and_retried_errors_after_a_preferred_election():
     assert "sends MetadataRequest" in text and "sends ProduceRequest to broker 2" in text
     summary = str(ctl.retried_errors(p))
     assert "NOT_LEADER_OR_FOLLOWER" in summary and "failed 0" in summary
+
+
+def test_acked_without_controller_counts_acks_while_no_controller_is_active():
+    """Notebook 07 section 5 scores "does the producer notice?" with this: a leader serves
+    produce without a controller, so acks keep coming between the active controller's death and
+    the next controller_active row."""
+    from kafkasim.runtime.workload import RateWorkload
+
+    c = Cluster(brokers=3, seed=ctl.SEED, kafka_version="4.3")
+    c.create_topic("orders", 1, 3, assignment=[[2, 3, 1]])
+    p = c.producer("p", acks="all")
+    RateWorkload(c, p, "orders", rate=20, duration_ms=20000)
+    c.run_to(8000)
+    crash_at, old = c.now, c.controller_id()
+    c.crash(old)
+    assert ctl.acked_without_controller(c, p, crash_at) == 0      # nothing yet: no time passed
+    c.run_until(lambda cl: cl.controller_id() not in (old, -1), 15000)
+    gap = c.now - crash_at
+    during = ctl.acked_without_controller(c, p, crash_at)
+    c.run(3000)
+    assert ctl.acked_without_controller(c, p, crash_at) == during  # ends at controller_active
+    assert during >= gap // 50 - 2, (during, gap)                  # ~20/s: the producer went on

@@ -20,8 +20,8 @@ from kafkasim.runtime.cluster import Cluster
 from kafkasim.runtime.workload import RateWorkload
 
 __all__ = [
-    "SEED", "TOPIC", "alone_line", "exercise_cluster", "holders", "max_broker_failures",
-    "min_isr_choices", "outcome", "outcome_view",
+    "SEED", "TOPIC", "acks_all_ok_at", "alone_line", "exercise_cluster", "holders",
+    "max_broker_failures", "min_isr_choices", "outcome", "outcome_view",
 ]
 
 SEED = 5
@@ -41,6 +41,15 @@ def holders(c: Cluster, value: str, topic: str = TOPIC, partition: int = 0) -> l
     """The brokers whose log of ``topic-partition`` holds a record with this value."""
     return [b for b in sorted(c.brokers)
             if any(v == value for _o, _e, v in c.log_records(b, topic, partition))]
+
+
+def acks_all_ok_at(rows: list[dict]) -> str:
+    """The ladder's ISR sizes at which the acks=all write was acknowledged, worded as the
+    notebook's prediction choices ("3 only", "3 and 2", "3, 2 and 1"; "none")."""
+    sizes = [str(len(r["ISR"])) for r in rows if r["acks=all"] == "ok"]
+    if not sizes:
+        return "none"
+    return sizes[0] + " only" if len(sizes) == 1 else ", ".join(sizes[:-1]) + " and " + sizes[-1]
 
 
 def max_broker_failures(replication_factor: int, min_isr: int) -> int:

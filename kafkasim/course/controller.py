@@ -22,7 +22,8 @@ from kafkasim.settings.versions import version_at_least
 __all__ = [
     "QUORUM_LOSS_OPERATIONS", "SEED", "check_detection_window", "check_forgetful_controller",
     "check_quorum_loss", "check_quorum_tolerance", "client_requests", "control_events",
-    "acked_meanwhile", "controller_back", "controller_failover", "controller_line",
+    "acked_meanwhile", "acked_without_controller", "controller_back", "controller_failover",
+    "controller_line",
     "detection_window", "error_line", "first_live_replica", "leader_moved", "metadata_records",
     "quorum_loss_outcomes", "quorum_tolerance", "raft_events", "retried_errors", "show_writes",
     "zk_controller_moved",
@@ -93,6 +94,15 @@ def controller_failover(c, old: int, crash_ms: int) -> Text:
 def acked_meanwhile(producer, acked_before: int) -> Text:
     """How many of the producer's records were acknowledged since it had ``acked_before``."""
     return Text(tr("records acked meanwhile: {n}", n=len(producer.acked()) - acked_before))
+
+
+def acked_without_controller(c, producer, crash_ms: int) -> int:
+    """How many of the producer's records were acknowledged between ``crash_ms`` (the active
+    controller died) and the next ``controller_active`` row of ``c``'s trace (a new one took over;
+    until now if none has)."""
+    end = next((t for t, kind, *_rest in c.trace.rows
+                if t >= crash_ms and kind == "controller_active"), c.now)
+    return sum(1 for r in producer.acked() if crash_ms <= r.done_ms <= end)
 
 
 def controller_back(c, back_ms: int, topic: str, partition: int = 0) -> Text:

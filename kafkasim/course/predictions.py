@@ -103,6 +103,10 @@ MESSAGES = {
         N_("replica.lag.time.max.ms=60000: a stuck follower leaves after (s)?"),
         N_("Between 1x and 1.5x the setting after it last caught up: the leader checks every half"
            " lag time."),
+        N_("Brokers 1 and 2 at LEO 1000, broker 3 stuck at 800 but still in the ISR: the "
+           "leader's HW?"),
+        N_('The HW is the smallest LEO in the ISR: broker 3 holds it at 800 (an acks=all write '
+           'would wait) until the leader drops it.'),
     ),
     "03": (
         N_("What is the leader's HW?"),
@@ -162,6 +166,9 @@ MESSAGES = {
         N_('Which offsets does billing-2 read first?'),
         N_("A new member starts at the group's committed offset (4), not at the dead "
            "consumer's position (6): offsets 4 and 5 come twice."),
+        N_('Offsets 8 and 9 replicated, the consumer idle: LAG?'),
+        N_('The HW moved from 8 to 10 as the followers caught up: the lag grew by 2 with nobody '
+           'producing.'),
     ),
     "05": (
         N_("acks=0: does 'precious' survive on the new leader?"),
@@ -172,6 +179,20 @@ MESSAGES = {
         N_('acks=0 is done before the leader has the record; here the leader died first.'),
         N_("acks=1 answers after the leader's append; nothing had fetched it yet."),
         N_('acks=all answers once every ISR member has it, the new leader included.'),
+        N_('min.insync.replicas=2: at which ISR sizes does acks=all succeed?'),
+        N_('min.insync.replicas=1: at which ISR sizes does acks=all succeed?'),
+        N_('min.insync.replicas=3: at which ISR sizes does acks=all succeed?'),
+        N_('3 only'),
+        N_('3 and 2'),
+        N_('3, 2 and 1'),
+        N_('An ISR below min.insync.replicas refuses acks=all before the append: ISR [1] is one '
+           'broker, the minimum two.'),
+        N_('A minimum of 1 never refuses: the leader alone is enough.'),
+        N_('A minimum of 3 refuses as soon as one follower is out.'),
+        N_('Kafka 3.6: how many of the 3 records does the consumer read?'),
+        N_('Kafka 4.3: how many of the 3 records does the consumer read?'),
+        N_('On 3.6 the lone leader moves the HW to its LEO (3).'),
+        N_('Since 3.7 the HW stays at 1 while the ISR is below min.insync.replicas.'),
     ),
     "07": (
         N_('ZooKeeper mode (3.7): how long after the crash until orders-0 has a new leader?'),
@@ -185,6 +206,20 @@ MESSAGES = {
            'to 6 s before the crash.'),
         N_('The broker is fenced at the first check after 9 s without a heartbeat, and its last '
            'heartbeat came up to 2 s before the crash.'),
+        N_("No active controller for a few seconds: what happens to the producer's writes to "
+           "orders?"),
+        N_('they wait for a new controller'),
+        N_('they keep being acknowledged'),
+        N_('A leader serves produce and fetch without a controller, which is needed only to '
+           'change metadata.'),
+        N_('works'),
+        N_('fails or waits'),
+        N_('Produce to a partition whose leader is alive?'),
+        N_('Create a topic?'),
+        N_('A broker crashes: do its partitions get a new leader?'),
+        N_('A live leader serves produce and fetch without a controller.'),
+        N_('A new topic is a metadata record: with no Raft leader nothing commits.'),
+        N_('A new leader is a metadata record too: dead broker 2 still leads events-0.'),
     ),
     "08": (
         N_('unclean.leader.election.enable=false: what does the rule answer?'),
