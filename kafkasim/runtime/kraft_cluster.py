@@ -82,6 +82,7 @@ def raft_options(rules) -> dict:
         "update_voter_period_one_fetch_timeout": raft.raft_update_voter_period_one_fetch_timeout,
         "unattached_voters_fetch": raft.raft_unattached_voters_fetch,
         "observer_fetches_from_best_node": raft.raft_observer_fetches_from_best_node,
+        "fetch_snapshot_for_empty_log": raft.raft_fetch_snapshot_for_empty_log,
         # no quorum-state data_version: each write takes the kraft.version in force's
         # (FileQuorumStateStore.writeElectionState), 0 unless kraft.version 1 (KIP-853, 3.9+)
     }
