@@ -55,6 +55,7 @@ from kafkasim.control.kraft.quorum_state_store import (
 from kafkasim.control.kraft.raft_invariants import assert_raft_safety, check_raft_safety
 from kafkasim.control.kraft.raft_reconfig import RaftReconfig
 from kafkasim.control.kraft.raft_snapshots import (
+    SNAPSHOT_CLEANER_INTERVAL_MS,
     MetadataLogConfig,
     MetadataLogSnapshots,
     RaftSnapshotHandler,
@@ -196,7 +197,8 @@ class RaftLog(MetadataLogSnapshots):
         if i < 0 and offset >= 0:
             snapshot = self.snapshots.get(self.earliest_snapshot_id()) if self.snapshots \
                 else None
-            if snapshot is not None and offset < len(snapshot.entries):
+            if snapshot is not None and offset < len(snapshot.entries) and \
+                    isinstance(snapshot.entries[offset], tuple):
                 return snapshot.entries[offset]
         return None
 
@@ -622,6 +624,7 @@ class KafkaRaftClient:
             self.retry_backoff_ms, self.request_timeout_ms,
             forget_ready_on_scan=self._poller.forget_stale_connections)
         self._handler._purgatory = {}
+        self.snapshots.next_clean_ms = ctx.now + SNAPSHOT_CLEANER_INTERVAL_MS   # a new Timer
         self._poll_gen += 1
         self._poll_at = None
         self._transitions.fired = None
@@ -1540,7 +1543,7 @@ class QuorumTransitions:
         if election.has_voted() and me is None:     # a replica without a node id never votes
             raise IllegalStateException(f"Initialized quorum state ({election}) with a voted "
                                         "candidate but without a local id")
-        timeout = client._transitions.random_election_timeout(ctx)
+        timeout = self.random_election_timeout(ctx)
         if epoch < client.log.last_fetched_epoch:
             return UnattachedState(client.log.last_fetched_epoch, now + timeout, voters=voters)
         if leader == me:
@@ -1574,11 +1577,11 @@ class QuorumTransitions:
             raise IllegalStateException(f"Cannot transition to Prospective from {st.name}")
         retries = st.retries + 1 if isinstance(st, CandidateState) else 1
         new = ProspectiveState(self.client.node_id, st.epoch, self.client.voters,
-                               ctx.now + self.client._transitions.random_election_timeout(ctx), retries,
+                               ctx.now + self.random_election_timeout(ctx), retries,
                                st.leader_id, st.voted_id, st.high_watermark,
                                st.leader_endpoints_known)
         self.client._transition(ctx, new, durable=False)
-        self.client._transitions.fire_leader_change(ctx)
+        self.fire_leader_change(ctx)
         if not self._maybe_transition_forward(ctx):
             self.client._requests.reset_all()
 
@@ -1630,7 +1633,7 @@ class QuorumTransitions:
         self.client.log.append_as_leader(records, leader.epoch)
         self.client._flush_leader_log(ctx, leader)
         self.client._requests.reset_all()
-        self.client._transitions.fire_leader_change(ctx)
+        self.fire_leader_change(ctx)
 
     def _to_resigned(self, ctx, successors) -> None:
         """QuorumState.transitionToResigned: a memory transition, only from Leader."""
@@ -1641,7 +1644,7 @@ class QuorumTransitions:
         self.client._handler._complete_purgatory_exceptionally(ctx, M.NOT_LEADER_OR_FOLLOWER)
         self.client._transition(ctx, ResignedState(
             self.client.node_id, st.epoch, self.client.voters,
-            ctx.now + self.client._transitions.random_election_timeout(ctx), successors), durable=False)
+            ctx.now + self.random_election_timeout(ctx), successors), durable=False)
         self.client._requests.reset_all()
 
     def _add_voted_state(self, ctx, candidate) -> None:
@@ -1661,7 +1664,7 @@ class QuorumTransitions:
             raise IllegalStateException(
                 f"Cannot transition to Voted for {key.id} and epoch {st.epoch} from the "
                 f"current state {self.client.state_name} (voted for {st.voted_id})")
-        timeout = self.client._transitions.random_election_timeout(ctx)
+        timeout = self.random_election_timeout(ctx)
         if isinstance(st, UnattachedState):
             new = UnattachedState(st.epoch, now + timeout, st.leader_id, key.id,
                                   st.high_watermark, voted_directory_id=key.directory_id)

@@ -99,9 +99,16 @@ def record_size_in_bytes(record) -> int:
     return RECORD_OVERHEAD_BYTES + _value_size(record)
 
 
+def entry_size_in_bytes(entry) -> int:
+    """The estimated bytes of a log entry (offset, epoch, record), or of a bare record."""
+    if isinstance(entry, tuple) and len(entry) == 3 and isinstance(entry[0], int):
+        return record_size_in_bytes(entry[2])
+    return record_size_in_bytes(entry)
+
+
 def entries_size_in_bytes(entries) -> int:
     """The estimated bytes of log entries (offset, epoch, record)."""
-    return sum(record_size_in_bytes(e[2]) for e in entries)
+    return sum(entry_size_in_bytes(e) for e in entries)
 
 
 # --- ids and content ---------------------------------------------------------------------------
@@ -175,7 +182,7 @@ class SnapshotWriter:
                 f"Append is not supported. Snapshot is already frozen: id = {self.snapshot_id}")
         entries = list(entries)
         self.entries.extend(entries)
-        self.size += entries_size_in_bytes(e for e in entries if isinstance(e, tuple))
+        self.size += entries_size_in_bytes(entries)
 
     def freeze(self) -> int:
         """``freeze``: the snapshot is complete; the log keeps it (onSnapshotFrozen). Returns its
@@ -194,6 +201,12 @@ class SnapshotWriter:
     def close(self) -> None:
         """``close``: an unfrozen snapshot is dropped."""
         self.entries = []
+
+    def __enter__(self) -> SnapshotWriter:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 # --- KafkaMetadataLog's snapshot half ----------------------------------------------------------
@@ -285,7 +298,7 @@ class MetadataLogSnapshots:
             return False
         ids = sorted(self.snapshots)
         cleaned = False
-        for snapshot_id, next_id in zip(ids, ids[1:]):
+        for snapshot_id, next_id in zip(ids, ids[1:], strict=False):
             if not should_clean(snapshot_id) or not self.delete_before_snapshot(next_id):
                 return cleaned
             cleaned = True
@@ -733,7 +746,7 @@ def _slice(entries: tuple, position: int, max_bytes: int) -> tuple:
     one): UnalignedRecords of ``snapshot.slice(position, maxBytes)``, cut at entries."""
     out, at, taken = [], 0, 0
     for entry in entries:
-        size = record_size_in_bytes(entry[2]) if isinstance(entry, tuple) else 0
+        size = entry_size_in_bytes(entry)
         if at >= position:
             if out and taken + size > max_bytes:
                 break
