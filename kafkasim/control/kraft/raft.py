@@ -22,8 +22,10 @@ Voters: ``controller.quorum.voters`` is kraft.version 0, one static voter set; k
 handles AddRaftVoter / RemoveRaftVoter / UpdateRaftVoter (raft_reconfig). A replica with a
 directory id speaks 3.9's RPCs: its Vote / BeginQuorumEpoch name the voter asked (a replica
 that is not that key answers INVALID_VOTER_KEY), its Fetch carries its directory id (the
-leader keys replicas by ReplicaKey). Simplifications: no cluster ids, no
-snapshots/FetchSnapshot, the log never loses flushed entries, no batch size limits (appends
+leader keys replicas by ReplicaKey). Snapshots (KIP-630: createSnapshot, the log start offset,
+FetchSnapshot) are ``raft_snapshots``'s, the client's ``snapshots`` collaborator and the log's
+base class. Simplifications: no cluster ids, the log never loses flushed entries, no batch size
+limits (appends
 linger controller.quorum.append.linger.ms, then drain as one batch), no graceful-shutdown
 timer, no listener (handleCommit) API: the glue reads the log below ``on_high_watermark``.
 """
