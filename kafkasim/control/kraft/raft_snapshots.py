@@ -48,6 +48,7 @@ inside the one log).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,9 +89,18 @@ def _value_size(value) -> int:
         return 2 + len(value.encode())
     if isinstance(value, (tuple, list)):
         return 4 + sum(_value_size(v) for v in value)
-    if dataclasses.is_dataclass(value):
-        return sum(_value_size(getattr(value, f.name)) for f in dataclasses.fields(value))
+    names = _field_names(type(value))
+    if names is not None:
+        return sum(_value_size(getattr(value, n)) for n in names)
     return 8
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...] | None:
+    """A dataclass's field names (remembered per class), None for any other class."""
+    if not dataclasses.is_dataclass(cls):
+        return None
+    return tuple(f.name for f in dataclasses.fields(cls))
 
 
 def record_size_in_bytes(record) -> int:
