@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from test_raft_client_kafka import LOCAL, V2, Ctx, become_leader, build, fetch_request
+from test_raft_client_kafka import LOCAL, V2, V3, Ctx, become_leader, build, fetch_request
 
 from kafkasim.control.kraft import raft_messages as M
 from kafkasim.control.kraft import raft_snapshots as RS
@@ -94,6 +94,67 @@ def test_fetch_request_offset_at_zero(since_3_9):
     else:
         assert (r.snapshot_epoch, r.snapshot_end_offset) == (-1, -1)
         assert len(r.records) == c.log.end_offset
+
+
+def test_leader_immediately_sends_snapshot_id():
+    """KafkaRaftClientSnapshotTest.testLeaderImmediatelySendsSnapshotId@3.9.0-rc3: a Fetch of an
+    epoch older than the oldest snapshot's is answered at once (not parked) with its id."""
+    snapshot_id = OffsetAndEpoch(3, 4)
+    c, ctx = build(unknown=4, log=[(4, ["a", "b", "c"]), (4, ["d", "e", "f"]),
+                                   (4, ["g", "h", "i"])])
+    c.log.high_watermark = 9
+    c.log.create_new_snapshot(snapshot_id).freeze()      # withEmptySnapshot
+    assert c.log.delete_before_snapshot(snapshot_id)
+    epoch = become_leader(c, ctx)
+    ctx.deliver(c, V2, fetch_request(epoch, V2, 6, 2, max_wait=500))
+    _, r = ctx.one(M.RaftFetchResponse)
+    assert (r.error, r.leader_epoch, r.leader_id) == (M.NONE, epoch, LOCAL)
+    assert (r.snapshot_epoch, r.snapshot_end_offset) == (4, 3)
+
+
+def test_fetch_request_truncate_to_log_start():
+    """KafkaRaftClientSnapshotTest.testFetchRequestTruncateToLogStart@3.9.0-rc3: a follower in
+    an epoch the leader's log skipped diverges at the oldest snapshot."""
+    oldest = OffsetAndEpoch(3, 2)
+    c, ctx = build(voters=(LOCAL, V2, V3), log=[(2, ["a", "b", "c"]), (4, ["d", "e", "f"])])
+    epoch = become_leader(c, ctx)
+    assert epoch == 5
+    _advance_hw_to_log_end(c, ctx, epoch)
+    with c.create_snapshot(oldest, 0) as snapshot:
+        snapshot.freeze()
+    ctx.deliver(c, V2, fetch_request(epoch, V2, oldest.offset + 1, oldest.epoch + 1))
+    _, r = ctx.one(M.RaftFetchResponse)
+    assert (r.error, r.leader_epoch, r.leader_id) == (M.NONE, epoch, LOCAL)
+    assert (r.diverging_epoch, r.diverging_end_offset) == (oldest.epoch, oldest.offset)
+
+
+def test_fetch_request_with_last_fetched_epoch_less_than_oldest_snapshot():
+    """KafkaRaftClientSnapshotTest.testFetchRequestWithLastFetchedEpochLessThanOldestSnapshot
+    @3.9.0-rc3."""
+    oldest = OffsetAndEpoch(3, 2)
+    c, ctx = build(voters=(LOCAL, V2, V3), log=[(2, ["a", "b", "c"]), (2, ["d", "e", "f"]),
+                                                (4, ["g", "h", "i"])])
+    epoch = become_leader(c, ctx)
+    _advance_hw_to_log_end(c, ctx, epoch)
+    with c.create_snapshot(oldest, 0) as snapshot:
+        snapshot.freeze()
+    ctx.deliver(c, V2, fetch_request(epoch, V2, c.log.end_offset, oldest.epoch - 1))
+    _, r = ctx.one(M.RaftFetchResponse)
+    assert (r.error, r.leader_epoch, r.leader_id) == (M.NONE, epoch, LOCAL)
+    assert (r.snapshot_epoch, r.snapshot_end_offset) == (oldest.epoch, oldest.offset)
+
+
+def test_fetch_snapshot_response_to_not_follower():
+    """KafkaRaftClientSnapshotTest.testFetchSnapshotResponseToNotFollower@3.9.0-rc3 (the shape of
+    it): a FetchSnapshot answer after the follower moved to a new epoch is not the expected
+    response and changes nothing."""
+    snapshot_id = OffsetAndEpoch(100, 1)
+    c, ctx, sreq = _follower_fetching_snapshot(snapshot_id)
+    ctx.advance(c, 60_000)         # fetch timeout: the voter starts an election (epoch 3)
+    assert c.epoch == 3
+    c.handle(ctx, V2, M.FetchSnapshotResponse(sreq.correlation_id, M.NONE, M.NONE, V2, 2,
+                                              100, 1, 10, 0, ("foo",)))
+    assert c.latest_snapshot_id() is None and c.log.start_offset == 0
 
 
 def test_fetch_request_at_log_start_offset_with_invalid_epoch():
@@ -441,6 +502,10 @@ def test_time_based_snapshots_are_files_in_cluster_metadata_0(tmp_path):
     assert name in c.kraft.describe_metadata_log_dir(3000)
     broker_files = os.listdir(tmp_path / "broker-1" / "__cluster_metadata-0")
     assert broker_files and all(f.endswith(".checkpoint") for f in broker_files)
+    assert "broker 1" in c.kraft.describe_metadata_log_dir(1)
+    from kafkasim.settings.exceptions import ClusterError
+    with pytest.raises(ClusterError, match=r"no node 7; the controllers are \[3000, 3001"):
+        c.kraft.describe_metadata_log_dir(7)
 
 
 def test_restart_loads_the_latest_snapshot_then_the_log_after_it():

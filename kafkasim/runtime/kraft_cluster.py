@@ -692,6 +692,10 @@ class KRaftControlPlane:
         from kafkasim.control.kraft.raft_snapshots import snapshot_files
 
         broker = self.cluster.brokers.get(node) if node is not None else None
+        if node is not None and broker is None and node not in self.nodes:
+            raise ClusterError(
+                f"describe_metadata_log_dir(node): no node {node!r}; the controllers are "
+                f"{sorted(self.nodes)} and the brokers {sorted(self.cluster.brokers)}")
         raft = broker.lifecycle.raft if broker is not None else self._log_node(node).raft
         who = f"broker {node}" if broker is not None else f"controller {self._log_node(node).id}"
         log = raft.log

@@ -6,7 +6,9 @@ latestSnapshotId, handleFetchSnapshotRequest/Response, tryCompleteFetchRequest),
 core/.../raft/KafkaMetadataLog.scala (createNewSnapshot, deleteBeforeSnapshot, maybeClean,
 truncateToLatestSnapshot), raft/.../ReplicatedLog.java (validateOffsetAndEpoch),
 metadata/.../image/publisher/SnapshotGenerator.java and SnapshotEmitter.java,
-server/.../config/KRaftConfigs.java (the metadata.* keys).
+server/.../config/KRaftConfigs.java (the metadata.* keys). At 4.3.0 KafkaMetadataLog is
+raft/.../internals/KafkaRaftLog.java (KafkaRaftLog.java:560 cleanSnapshots, the same rules) and
+the defaults live in raft/.../MetadataLogConfig.java.
 
 What is modelled:
 
