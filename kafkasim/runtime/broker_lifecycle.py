@@ -91,7 +91,8 @@ class BrokerLifecycleManager:
         self.corr = 0
         self.inflight = None        # (correlation id, kind, controller) of the request in flight
         self.raft = KafkaRaftClient(broker.id, voters, config, observer=True, **raft_options)
-        configure_metadata_log(self.raft.log, config, broker.log_manager.log_dir)
+        configure_metadata_log(self.raft.log, config,
+                               getattr(broker.log_manager, "log_dir", None))
         self.image = MetadataImage()
         # KIP-630: the snapshot side of the broker's MetadataLoader (new at each start)
         self.metadata_loader = MetadataLoader.for_node(broker.id, config, 0)
@@ -175,8 +176,8 @@ class BrokerLifecycleManager:
         self.cached_controller = -1
         self.channel_token += 1
         self.image = MetadataImage()
-        self.metadata_loader = MetadataLoader.for_node(self.broker.id, self.broker.config,
-                                                       self.now)
+        self.metadata_loader = MetadataLoader.for_node(
+            self.broker.id, getattr(self.broker, "config", None) or {}, self.now)
         self.publishing = False
         self.raft.start(self)
         self.broker.schedule_timer(self.broker.config["initial.broker.registration.timeout.ms"],
