@@ -85,6 +85,10 @@ VERSION_TABLE = [
     ("broker", "initial.broker.registration.timeout.ms", "2.8", None),   # [KC@2.8]
     ("broker", "unclean.leader.election.interval.ms", "3.9", None),      # [RC@3.9]
     ("broker", "metadata.max.idle.interval.ms", "3.3", None),   # KafkaConfig @3.3.0 (KIP-835)
+    ("broker", "metadata.log.max.record.bytes.between.snapshots", "3.0", None),   # KIP-630
+    ("broker", "metadata.log.max.snapshot.interval.ms", "3.4", None),   # KIP-876
+    ("broker", "metadata.max.retention.bytes", "3.0", None),   # KafkaConfig @3.0.0
+    ("broker", "metadata.max.retention.ms", "3.0", None),      # KafkaConfig @3.0.0
     ("broker", "controller.performance.sample.period.ms", "4.0", None),         # KAFKA-16446
     ("broker", "controller.performance.always.log.threshold.ms", "4.0", None),  # KAFKA-16446
     ("broker", "process.roles", "2.8", None),                            # [KC@2.8]

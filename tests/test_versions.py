@@ -386,6 +386,8 @@ SINCE = [
     ("raft_update_voter_period_one_fetch_timeout", "4.1", "4.0"),
     # KAFKA-17030 (e979fce94e): KafkaRaftClient.pollUnattachedCommon @4.0 4ae681446f, absent @3.9
     ("raft_unattached_voters_fetch", "4.0", "3.9"),
+    # KAFKA-16532 (7495e70365): KafkaRaftClient.tryCompleteFetchRequest @3.9.0-rc3, absent @3.8.0
+    ("raft_fetch_snapshot_for_empty_log", "3.9", "3.8"),
     # KAFKA-19354 (7339d65b27): pollFollowerAsObserver @4.2.0 a18251bae0, not @4.1.0 13f70256db
     ("raft_observer_fetches_from_best_node", "4.2", "4.1"),
     # KIP-1066 / KAFKA-19774 (a45d36ca5d): StripedReplicaPlacer's messages @4.3.0, not @4.2.0

@@ -228,6 +228,9 @@ EVENT_KINDS = {
                    "truncated, KIP-853)",
     "raft_voter_change": "KRaft: the quorum leader answered AddRaftVoter / RemoveRaftVoter "
                          "(KIP-853)",
+    "raft_snapshot": "KRaft: a metadata snapshot was generated, loaded, fetched from the "
+                     "leader (FetchSnapshot), or the metadata log start offset moved past old "
+                     "snapshots (KIP-630)",
 }
 
 EVENT_TYPES: dict[str, list[type[Event]]] = {}
@@ -1434,6 +1437,27 @@ class RaftVoterChange(TextEvent):
     def render(self) -> str:
         text = f"{self.operation} voter {self.voter}: {self.error}"
         return f"{text} ({self.message})" if self.message else text
+
+
+class RaftSnapshot(TextEvent):
+    """A KRaft snapshot of ``__cluster_metadata`` (KIP-630): ``generated`` by the node's
+    SnapshotGenerator, ``loaded`` by a listener that starts from it, ``fetching`` / ``fetched``
+    with FetchSnapshot from the leader, or the log start offset moved (``log start``)."""
+    __slots__ = ()
+    kind = "raft_snapshot"
+    fields = ("action", "offset", "epoch", "peer")
+    field_docs = ("generated, loaded, fetching, fetched or log start",
+                  "the snapshot's end offset (the log start offset for log start)",
+                  "the snapshot's epoch (-1 for log start)",
+                  "the leader fetched from (-1 otherwise; log start: the new start)")
+
+    def render(self) -> str:
+        if self.action == "log start":
+            return f"metadata log start offset now {self.offset} (older snapshots deleted)"
+        name = f"{self.offset:020d}-{self.epoch:010d}.checkpoint"
+        if self.action in ("fetching", "fetched"):
+            return f"{self.action} snapshot {name} from leader {self.peer}"
+        return f"{self.action} snapshot {name}"
 
 
 # ---------------------------------------------------------------------------------- docs

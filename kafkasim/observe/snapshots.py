@@ -120,7 +120,8 @@ class _Pickler(pickle.Pickler):
             return _new, (t,), (obj.producer_names, self.share(obj.values)), None, None, \
                 _set_registry
         if t is RaftLog:
-            return _new, (t,), self.share(obj.entries), None, None, _set_raft_log
+            return _new, (t,), (self.share(obj.entries), obj.snapshot_state()), None, None, \
+                _set_raft_log
         if t is RateWorkload or t is KafkaRaftClient:
             state = dict(obj.__dict__)
             for name in _GROWING[t]:
@@ -198,8 +199,12 @@ def _set_registry(obj: RecordRegistry, state) -> None:
     obj.values = _copy(values)
 
 
-def _set_raft_log(obj: RaftLog, ref) -> None:
-    obj.replace_entries(_copy(ref))
+def _set_raft_log(obj: RaftLog, state) -> None:
+    if isinstance(state[0], int):       # taken before KIP-630 snapshots: the entries only
+        state = (state, {})
+    ref, extra = state
+    obj.restore_snapshot_state(extra)
+    obj.replace_entries(_copy(ref), extra.get("start_offset", 0))
 
 
 def _set_dict(obj, state: dict) -> None:

@@ -47,6 +47,7 @@ import dataclasses
 
 from kafkasim.control.kraft.image import MetadataImage
 from kafkasim.control.kraft.raft import KafkaRaftClient
+from kafkasim.control.kraft.raft_snapshots import MetadataLoader, configure_metadata_log
 from kafkasim.control.kraft.records import RemoveTopicRecord
 from kafkasim.core import errors as E
 from kafkasim.core import events as ev
@@ -76,7 +77,8 @@ class BrokerLifecycleManager:
                  "failed_attempts", "corr", "inflight", "raft", "image", "is_fenced",
                  "got_shutdown_response", "next_comm_token", "previous_epoch", "publishing",
                  "queued", "channel_token", "cached_controller", "initial_registration_succeeded",
-                 "next_scheduling_should_be_immediate", "clean_shutdown_marker")
+                 "next_scheduling_should_be_immediate", "clean_shutdown_marker",
+                 "metadata_loader")
 
     def __init__(self, broker, voters: tuple[int, ...], config: dict, raft_options: dict
                  ) -> None:
@@ -89,7 +91,11 @@ class BrokerLifecycleManager:
         self.corr = 0
         self.inflight = None        # (correlation id, kind, controller) of the request in flight
         self.raft = KafkaRaftClient(broker.id, voters, config, observer=True, **raft_options)
+        configure_metadata_log(self.raft.log, config,
+                               getattr(broker.log_manager, "log_dir", None))
         self.image = MetadataImage()
+        # KIP-630: the snapshot side of the broker's MetadataLoader (new at each start)
+        self.metadata_loader = MetadataLoader.for_node(broker.id, config, 0)
         self.is_fenced = True
         self.got_shutdown_response = False
         self.next_comm_token = 0
@@ -150,6 +156,7 @@ class BrokerLifecycleManager:
             # the metadata cache follows the log from the start (KRaftMetadataCache); the
             # replicas wait for the first publish
             update_metadata_cache(self.broker, image, [*changed, *deleted])
+        self.metadata_loader.handle_commit(self, self.raft, hw)
 
     # -- lifecycle ----------------------------------------------------------------------------
     def start(self) -> None:
@@ -169,6 +176,8 @@ class BrokerLifecycleManager:
         self.cached_controller = -1
         self.channel_token += 1
         self.image = MetadataImage()
+        self.metadata_loader = MetadataLoader.for_node(
+            self.broker.id, getattr(self.broker, "config", None) or {}, self.now)
         self.publishing = False
         self.raft.start(self)
         self.broker.schedule_timer(self.broker.config["initial.broker.registration.timeout.ms"],

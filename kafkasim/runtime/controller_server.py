@@ -12,6 +12,7 @@ from __future__ import annotations
 from kafkasim.control.kraft.quorum_controller import QuorumController
 from kafkasim.control.kraft.raft import KafkaRaftClient, LeaderState
 from kafkasim.control.kraft.raft_messages import RAFT_MESSAGES
+from kafkasim.control.kraft.raft_snapshots import MetadataLoader, configure_metadata_log
 from kafkasim.core import events as ev
 
 RUNNING = "running"
@@ -21,6 +22,20 @@ _RAFT_MESSAGE_TYPES = frozenset(RAFT_MESSAGES)   # the quorum's RPCs (KafkaRaftC
 CONTROLLER_TIMERS = frozenset({"write_no_op", "maybe_fence_replicas",
                                "maybe_balance_partition_leaders",
                                "maybe_elect_unclean_leaders", "periodic_task"})
+
+
+def controller_log_dir(cluster, node_id: int):
+    """The controller's metadata log directory (``metadata.log.dir``): ``controller-<id>``
+    beside the brokers' ``broker-<id>`` when the cluster has ``log_dirs``, else in memory."""
+    import os
+
+    from kafkasim.core.checkpoint import LogDir
+
+    roots = [b.log_manager.log_dir.root for b in cluster.brokers.values()]
+    root = roots[0] if roots else None
+    if root is None:
+        return LogDir()
+    return LogDir(os.path.join(os.path.dirname(root), f"controller-{node_id}"))
 
 
 class ControllerServer:
@@ -36,8 +51,11 @@ class ControllerServer:
         self.incarnation = 0
         self.paused_until = 0
         self.raft = KafkaRaftClient(node_id, voters, config, **raft_options)
+        configure_metadata_log(self.raft.log, config, controller_log_dir(cluster, node_id))
         self.controller = QuorumController(node_id, managers, config)
         self.managers = managers
+        # KIP-630: the snapshot side of this process's MetadataLoader (new at each start)
+        self.metadata_loader = MetadataLoader.for_node(node_id, config, 0)
 
     def __repr__(self) -> str:
         role = "active" if self.controller.active else self.raft.state_name
@@ -71,6 +89,7 @@ class ControllerServer:
     def on_high_watermark(self, hw: int) -> None:
         self.controller.on_high_watermark(self, hw)
         self.cluster.kraft.on_committed(self, hw)
+        self.metadata_loader.handle_commit(self, self.raft, hw)
 
     # -- process ------------------------------------------------------------------------------
     def start(self) -> None:
@@ -81,6 +100,7 @@ class ControllerServer:
         self.cluster.transport.network.incarnations[self.id] = self.incarnation
         self.paused_until = 0
         self.controller = QuorumController(self.id, self.managers, self.config)
+        self.metadata_loader = MetadataLoader.for_node(self.id, self.config, self.now)
         self.trace("controller_node_start", ev.ControllerNodeStart())
         self.raft.start(self)
 

@@ -82,6 +82,7 @@ def raft_options(rules) -> dict:
         "update_voter_period_one_fetch_timeout": raft.raft_update_voter_period_one_fetch_timeout,
         "unattached_voters_fetch": raft.raft_unattached_voters_fetch,
         "observer_fetches_from_best_node": raft.raft_observer_fetches_from_best_node,
+        "fetch_snapshot_for_empty_log": raft.raft_fetch_snapshot_for_empty_log,
         # no quorum-state data_version: each write takes the kraft.version in force's
         # (FileQuorumStateStore.writeElectionState), 0 unless kraft.version 1 (KIP-853, 3.9+)
     }
@@ -668,11 +669,12 @@ class KRaftControlPlane:
 
         target = self._log_node(node)
         ref = max(self.nodes.values(), key=lambda n: (n.raft.high_watermark, -n.id))
-        ref_entries = ref.raft.log.entries
-        committed_end = min(self.image.offset + 1, len(ref_entries))
+        ref_log = ref.raft.log
+        committed_end = min(self.image.offset + 1, ref_log.end_offset)
         rows = []
-        for offset, epoch, record in target.raft.log.entries:
-            committed = offset < committed_end and ref_entries[offset][1] == epoch
+        for offset, epoch, record in target.raft.log.entries:   # from its log start offset
+            ref_entry = ref_log.entry_at(offset) if offset < committed_end else None
+            committed = ref_entry is not None and ref_entry[1] == epoch
             if dataclasses.is_dataclass(record):
                 fields = ", ".join(f"{f.name}={_short(getattr(record, f.name))}"
                                    for f in dataclasses.fields(record)
@@ -681,6 +683,35 @@ class KRaftControlPlane:
                 fields = repr(record)
             rows.append((offset, epoch, type(record).__name__, committed, fields))
         return rows
+
+    def describe_metadata_log_dir(self, node: int | None = None) -> str:
+        """The ``__cluster_metadata-0`` directory of a controller (default as ``metadata_log``)
+        or a broker (its node id): the log's start and end offsets and high watermark, then
+        each snapshot file (``<offset>-<epoch>.checkpoint``, KIP-630) with its records and
+        estimated bytes, oldest first."""
+        from kafkasim.control.kraft.raft_snapshots import snapshot_files
+
+        broker = self.cluster.brokers.get(node) if node is not None else None
+        if node is not None and broker is None and node not in self.nodes:
+            raise ClusterError(
+                f"describe_metadata_log_dir(node): no node {node!r}; the controllers are "
+                f"{sorted(self.nodes)} and the brokers {sorted(self.cluster.brokers)}")
+        raft = broker.lifecycle.raft if broker is not None else self._log_node(node).raft
+        who = f"broker {node}" if broker is not None else f"controller {self._log_node(node).id}"
+        log = raft.log
+        lines = [f"__cluster_metadata-0 of {who}: log start offset {log.start_offset}, log end "
+                 f"offset {log.end_offset}, high watermark {raft.high_watermark}"]
+        for sid in sorted(log.snapshots):
+            snap = log.snapshots[sid]
+            lines.append(f"  {sid.offset:020d}-{sid.epoch:010d}.checkpoint  "
+                         f"{len(snap.entries)} records, {snap.size_in_bytes} bytes")
+        if not log.snapshots:
+            lines.append("  (no snapshot)")
+        on_disk = snapshot_files(log.log_dir)
+        if log.log_dir is not None and log.log_dir.root is not None:
+            lines.append(f"  on disk: {log.log_dir.root}/__cluster_metadata-0: "
+                         f"{', '.join(on_disk) or 'no snapshot file'}")
+        return "\n".join(lines)
 
     def metadata_log_frame(self, node: int | None = None):
         """``metadata_log`` as a pandas DataFrame (offset, epoch, record, committed, fields)."""

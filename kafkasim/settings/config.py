@@ -728,6 +728,37 @@ BROKER: dict[str, ConfigDef] = dict(
             unit="ms", valid=_AT_LEAST_0, since="3.3", change_ref="KIP-835 (KafkaConfig @3.3.0)",
             mode=KRAFT,
         ),
+        # KIP-630 snapshots of __cluster_metadata (kafkasim.control.kraft.raft_snapshots):
+        # KafkaConfig @3.0.0 / KRaftConfigs @3.9.0-rc3: LONG 20 MiB atLeast(1); the interval
+        # LONG 1 h atLeast(0) from 3.4 (KIP-876); the retention LONGs, 100 MiB by size from
+        # 3.4 (KAFKA-14393; Defaults.LogRetentionBytes -1 before) and 7 days by time.
+        _cfg(
+            "metadata.log.max.record.bytes.between.snapshots", "long", 20 * 1024 * 1024,
+            "KRaft: a node writes a new metadata snapshot once this many bytes of records were "
+            "committed since its last one.",
+            unit="bytes", valid=_AT_LEAST_1, since="3.0", change_ref="KIP-630", mode=KRAFT,
+        ),
+        _cfg(
+            "metadata.log.max.snapshot.interval.ms", "long", 3600000,
+            "KRaft: a node writes a new metadata snapshot once this long passed since its last "
+            "one and new records were committed; 0 turns time-based snapshots off.",
+            unit="ms", valid=_AT_LEAST_0, since="3.4", change_ref="KIP-876", mode=KRAFT,
+        ),
+        _cfg(
+            "metadata.max.retention.bytes", "long",
+            by_version(("3.0", -1), ("3.4", 100 * 1024 * 1024)),
+            "KRaft: the metadata log and its snapshots may hold this many bytes before the "
+            "oldest snapshot is deleted and the log start offset moves to the next one; -1 "
+            "means no limit.",
+            unit="bytes", since="3.0", change_ref="KIP-630 (default KAFKA-14393, 3.4)",
+            mode=KRAFT,
+        ),
+        _cfg(
+            "metadata.max.retention.ms", "long", 604800000,
+            "KRaft: how long a metadata snapshot is kept before it is deleted (and the log "
+            "start offset moves to the next snapshot); -1 means no limit.",
+            unit="ms", since="3.0", change_ref="KIP-630", mode=KRAFT,
+        ),
         # KRaftConfigs @4.0 (4ae681446f) and @4.3.0, KAFKA-16446 (apache/kafka PR #15622):
         # defineInternal, LONG, 60000 atLeast(100) / 2000 atLeast(0); the QuorumController's
         # EventPerformanceMonitor (kafkasim.control.kraft.event_performance).

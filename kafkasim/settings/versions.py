@@ -1341,6 +1341,17 @@ class RaftRules:
         ref="KAFKA-19354",
         doc="a KRaft observer past its fetch timeout fetches from the leader again once it can",
     )
+    # KAFKA-16532 (apache/kafka PR #16518, 7495e70365, in 3.9.0): KafkaRaftClient
+    # .tryCompleteFetchRequest answers a Fetch from offset 0 with the latest snapshot id
+    # (FETCH_SNAPSHOT) whenever the leader has a snapshot other than the bootstrap 0-0 one
+    # ("always more efficient" than the log); before, only a fetch below the log start offset
+    # (ReplicatedLog.validateOffsetAndEpoch) gets one.
+    raft_fetch_snapshot_for_empty_log: bool = _rule(
+        since="3.9",
+        ref="KAFKA-16532 (KafkaRaftClient.tryCompleteFetchRequest @3.9.0)",
+        doc="a KRaft leader holding a metadata snapshot sends a replica with an empty log "
+            "(fetch offset 0) to FetchSnapshot",
+    )
     raft_unattached_voters_fetch: bool = _rule(
         since="4.0",
         ref="KAFKA-17030",

@@ -31,7 +31,8 @@ KIND_LABELS = {k: k for k in (
     N_("leader_recovered"), N_("log_recovery"), N_("metadata_quorum"), N_("offset_commit"),
     N_("produce_duplicate"), N_("produce_rejected"), N_("produce_result"),
     N_("produce_timed_out"), N_("raft_fetch_timeout"), N_("raft_high_watermark"),
-    N_("raft_ignored_response"), N_("raft_resign"), N_("raft_transition"), N_("raft_truncate"),
+    N_("raft_ignored_response"), N_("raft_resign"), N_("raft_snapshot"),
+    N_("raft_transition"), N_("raft_truncate"),
     N_("raft_vote"), N_("raft_voter_change"), N_("raft_voters"), N_("recv"), N_("replicate"),
     N_("rule_swapped"), N_("send"), N_("stop_replica"), N_("truncate"),
     N_("zk_session_expired"))}

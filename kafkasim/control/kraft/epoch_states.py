@@ -568,6 +568,15 @@ class FollowerState(EpochState):
         self.has_fetched_from_leader = False
         # FollowerState.hasUpdatedLeader (4.1+): this epoch's leader answered UpdateRaftVoter
         self.has_updated_leader = False
+        # FollowerState.fetchingSnapshot (KIP-630): the writer of the snapshot being fetched
+        self.fetching_snapshot = None
+
+    def set_fetching_snapshot(self, writer) -> None:
+        """setFetchingSnapshot: the snapshot being downloaded (None: none); a previous one
+        that was not frozen is closed."""
+        if self.fetching_snapshot is not None:
+            self.fetching_snapshot.close()
+        self.fetching_snapshot = writer
 
     def remaining_fetch_time_ms(self, now: int) -> int:
         return max(0, self.fetch_deadline - now)

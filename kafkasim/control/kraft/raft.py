@@ -22,8 +22,10 @@ Voters: ``controller.quorum.voters`` is kraft.version 0, one static voter set; k
 handles AddRaftVoter / RemoveRaftVoter / UpdateRaftVoter (raft_reconfig). A replica with a
 directory id speaks 3.9's RPCs: its Vote / BeginQuorumEpoch name the voter asked (a replica
 that is not that key answers INVALID_VOTER_KEY), its Fetch carries its directory id (the
-leader keys replicas by ReplicaKey). Simplifications: no cluster ids, no
-snapshots/FetchSnapshot, the log never loses flushed entries, no batch size limits (appends
+leader keys replicas by ReplicaKey). Snapshots (KIP-630: createSnapshot, the log start offset,
+FetchSnapshot) are ``raft_snapshots``'s, the client's ``snapshots`` collaborator and the log's
+base class. Simplifications: no cluster ids, the log never loses flushed entries, no batch size
+limits (appends
 linger controller.quorum.append.linger.ms, then drain as one batch), no graceful-shutdown
 timer, no listener (handleCommit) API: the glue reads the log below ``on_high_watermark``.
 """
@@ -54,6 +56,12 @@ from kafkasim.control.kraft.quorum_state_store import (
 )
 from kafkasim.control.kraft.raft_invariants import assert_raft_safety, check_raft_safety
 from kafkasim.control.kraft.raft_reconfig import RaftReconfig
+from kafkasim.control.kraft.raft_snapshots import (
+    SNAPSHOT_CLEANER_INTERVAL_MS,
+    MetadataLogConfig,
+    MetadataLogSnapshots,
+    RaftSnapshotHandler,
+)
 from kafkasim.control.kraft.voter_set import (
     ReplicaKey,
     VoterSet,
@@ -108,27 +116,51 @@ class RaftContext(Protocol):
 
 
 # --- ReplicatedLog -------------------------------------------------------------------------------
-class RaftLog:
-    """The replicated metadata log (ReplicatedLog / KafkaMetadataLog without snapshots):
-    ``entries`` are (offset, epoch, record), offsets from 0. Epoch 0 is the "primordial" epoch
-    of an empty log (ReplicatedLog.lastFetchedEpoch). ``epochs`` is the log's leader epoch
-    cache, (epoch, start offset) of each run of one epoch, oldest first: KafkaMetadataLog
+class RaftLog(MetadataLogSnapshots):
+    """The replicated metadata log (ReplicatedLog / KafkaMetadataLog): ``entries`` are (offset,
+    epoch, record) from ``start_offset`` (0 until snapshots let it advance: KIP-630, the
+    snapshot half is ``raft_snapshots.MetadataLogSnapshots``). Epoch 0 is the "primordial"
+    epoch of an empty log (ReplicatedLog.lastFetchedEpoch). ``epochs`` is the log's leader
+    epoch cache, (epoch, start offset) of each run of one epoch, oldest first: KafkaMetadataLog
     answers endOffsetForEpoch from UnifiedLog's LeaderEpochFileCache, not by reading records,
-    and so does ``end_offset_for_epoch`` (every Raft Fetch asks it)."""
+    and so does ``end_offset_for_epoch`` (every Raft Fetch asks it). ``high_watermark`` is
+    the log's (ReplicatedLog.updateHighWatermark), what createNewSnapshot checks."""
 
-    __slots__ = ("entries", "epochs")
+    __slots__ = ("entries", "epochs", "start_offset", "high_watermark", "snapshots", "config",
+                 "log_dir")
 
-    def __init__(self, entries=()):
-        self.replace_entries(list(entries))
+    def __init__(self, entries=(), start_offset: int = 0):
+        self.high_watermark = 0
+        self.snapshots: dict = {}
+        self.config = MetadataLogConfig()
+        self.log_dir = None
+        self.replace_entries(list(entries), start_offset)
 
     def __getstate__(self):
-        return None, {"entries": self.entries}   # the epoch cache is rebuilt from them
+        state = {"entries": self.entries}     # the epoch cache is rebuilt from them
+        state.update(self.snapshot_state())
+        return None, state
 
     def __setstate__(self, state) -> None:
-        self.replace_entries(state[1]["entries"])
+        state = state[1]
+        self.restore_snapshot_state(state)
+        self.replace_entries(state["entries"], state.get("start_offset", 0))
 
-    def replace_entries(self, entries: list) -> None:
+    def snapshot_state(self) -> dict:
+        """What a pickle keeps besides the entries (History snapshots share the entries)."""
+        return {"start_offset": self.start_offset, "high_watermark": self.high_watermark,
+                "snapshots": self.snapshots, "config": self.config, "log_dir": self.log_dir}
+
+    def restore_snapshot_state(self, state: dict) -> None:
+        self.high_watermark = state.get("high_watermark", 0)
+        self.snapshots = state.get("snapshots", {})
+        self.config = state.get("config", MetadataLogConfig())
+        self.log_dir = state.get("log_dir")
+
+    def replace_entries(self, entries: list, start_offset: int | None = None) -> None:
         """Take ``entries`` as the whole log (a restore) and rebuild its epoch cache."""
+        if start_offset is not None:
+            self.start_offset = start_offset
         self.entries: list[tuple[int, int, object]] = entries
         self.epochs: list[tuple[int, int]] = []
         for offset, epoch, _ in entries:
@@ -143,28 +175,64 @@ class RaftLog:
 
     @property
     def end_offset(self) -> int:
-        return len(self.entries)
+        return self.start_offset + len(self.entries)
 
     @property
     def last_fetched_epoch(self) -> int:
-        return self.entries[-1][1] if self.entries else 0
+        """KafkaMetadataLog.lastFetchedEpoch: the last entry's epoch; an empty log that starts
+        at its latest snapshot's offset has that snapshot's epoch; else 0."""
+        if self.entries:
+            return self.entries[-1][1]
+        if self.snapshots:
+            latest = self.latest_snapshot_id()
+            if latest.offset == self.start_offset:
+                return latest.epoch
+        return 0
+
+    def entry_at(self, offset: int):
+        """The (offset, epoch, record) at ``offset``: from the log, or below its start from
+        the snapshot at the start (which holds the entries before it); None when neither has
+        it."""
+        i = offset - self.start_offset
+        if 0 <= i < len(self.entries):
+            return self.entries[i]
+        if i < 0 and offset >= 0:
+            snapshot = self.snapshots.get(self.earliest_snapshot_id()) if self.snapshots \
+                else None
+            if snapshot is not None and offset < len(snapshot.entries) and \
+                    isinstance(snapshot.entries[offset], tuple):
+                return snapshot.entries[offset]
+        return None
 
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
         """ReplicatedLog.endOffsetForEpoch: (end offset, epoch) of the largest epoch <= ``epoch``
         -- the start offset of the first larger epoch; (log end offset, last epoch) when no
-        larger epoch exists. Returned as Kafka's OffsetAndEpoch, offset first."""
+        larger epoch exists. Returned as Kafka's OffsetAndEpoch, offset first. An epoch below
+        the log's first one, whose end is the log start, answers the earliest snapshot's id
+        (KafkaMetadataLog.endOffsetForEpoch)."""
         lower = 0
         for e, start in self.epochs:
             if e > epoch:
+                if self.snapshots and lower == 0 and start == self.start_offset:
+                    earliest = self.earliest_snapshot_id()
+                    if earliest.offset == start:
+                        return earliest.offset, earliest.epoch
                 return start, lower
             lower = e
         return self.end_offset, self.last_fetched_epoch
 
     def validate_offset_and_epoch(self, offset: int, epoch: int) -> tuple[str, tuple[int, int]]:
-        """ReplicatedLog.validateOffsetAndEpoch (no snapshots): VALID, or DIVERGING with the
-        largest (end offset, epoch) the follower may keep."""
-        if offset == 0:
+        """ReplicatedLog.validateOffsetAndEpoch: VALID; SNAPSHOT with the latest snapshot id
+        when the leader's log no longer has the offset (below its start, or at it in another
+        epoch, or an epoch older than the earliest snapshot's); or DIVERGING with the largest
+        (end offset, epoch) the follower may keep."""
+        if self.start_offset == 0 and offset == 0:
             return "VALID", (0, 0)
+        if self.snapshots:
+            earliest = self.earliest_snapshot_id()
+            if offset < self.start_offset or epoch < earliest.epoch or \
+                    (offset == self.start_offset and epoch != earliest.epoch):
+                return "SNAPSHOT", tuple(self.latest_snapshot_id())
         end, end_epoch = self.end_offset_for_epoch(epoch)
         if end_epoch != epoch or end < offset:
             return "DIVERGING", (end, end_epoch)
@@ -173,9 +241,28 @@ class RaftLog:
     def truncate_to(self, offset: int) -> None:
         # a new list, not ``del`` in place: History snapshots share the old one and rely on
         # it only ever growing (kafkasim.observe.snapshots)
-        if offset < len(self.entries):
-            self.entries = self.entries[:offset]
+        if offset < self.end_offset:
+            self.entries = self.entries[:max(offset - self.start_offset, 0)]
             self.epochs = [e for e in self.epochs if e[1] < offset]
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """UnifiedLog.truncateFullyAndStartAt: an empty log from ``offset`` (its high
+        watermark there too)."""
+        self.entries, self.epochs, self.start_offset = [], [], offset
+        self.high_watermark = offset
+
+    def maybe_increment_log_start_offset(self, offset: int) -> bool:
+        """UnifiedLog.maybeIncrementLogStartOffset (SnapshotGenerated): drop the entries below
+        ``offset``; the epoch cache keeps the run that covers it, from ``offset``
+        (LeaderEpochFileCache.truncateFromStart)."""
+        if offset <= self.start_offset or offset > self.high_watermark:
+            return False
+        self.entries = self.entries[offset - self.start_offset:]
+        below = [e for e in self.epochs if e[1] <= offset]
+        self.epochs = ([(below[-1][0], offset)] if below else []) + \
+            [e for e in self.epochs if e[1] > offset]
+        self.start_offset = offset
+        return True
 
     def truncate_to_end_offset(self, end_offset: int, epoch: int) -> int:
         """ReplicatedLog.truncateToEndOffset: the truncation offset for the leader's diverging
@@ -206,11 +293,18 @@ class RaftLog:
             self.entries.append((offset, epoch, record))
 
     def entries_between(self, start: int, end: int) -> list:
-        """(offset, epoch, record) for offsets in [start, end)."""
-        return self.entries[max(start, 0):max(end, 0)]
+        """(offset, epoch, record) for offsets in [start, end); the offsets below the log start
+        come from the snapshot at the log start (they are its entries)."""
+        s0 = self.start_offset
+        out = self.entries[max(start - s0, 0):max(end - s0, 0)]
+        if start < s0 and self.snapshots and end > start:
+            snapshot = self.snapshots.get(self.earliest_snapshot_id())
+            if snapshot is not None:
+                out = list(snapshot.entries[max(start, 0):min(end, s0)]) + out
+        return out
 
     def read(self, start: int) -> tuple:
-        return tuple(self.entries[start:])
+        return tuple(self.entries[max(start - self.start_offset, 0):])
 
 
 # --- RequestManager ------------------------------------------------------------------------------
@@ -395,7 +489,8 @@ class KafkaRaftClient:
                  begin_quorum_epoch_skips_fetching_voters: bool = False,
                  forget_stale_connections: bool = False,
                  update_voter_period_one_fetch_timeout: bool = False,
-                 observer_fetches_from_best_node: bool = False):
+                 observer_fetches_from_best_node: bool = False,
+                 fetch_snapshot_for_empty_log: bool = False):
         self.node_id = node_id
         static = bootstrap_voters if bootstrap_voters is not None else VoterSet.of(voters)
         # KIP-853: the voter set's history, the directory id, the bootstrap servers
@@ -444,6 +539,8 @@ class KafkaRaftClient:
                                     begin_quorum_epoch_skips_fetching_voters,
                                     forget_stale_connections, observer_fetches_from_best_node)
         self._transitions = QuorumTransitions(self)
+        # KIP-630: createSnapshot, FetchSnapshot, the log cleaner (raft_snapshots)
+        self.snapshots = RaftSnapshotHandler(self, fetch_snapshot_for_empty_log)
 
     # --- read side ---------------------------------------------------------------------------
     @property
@@ -529,19 +626,32 @@ class KafkaRaftClient:
             self.retry_backoff_ms, self.request_timeout_ms,
             forget_ready_on_scan=self._poller.forget_stale_connections)
         self._handler._purgatory = {}
+        self.snapshots.next_clean_ms = ctx.now + SNAPSHOT_CLEANER_INTERVAL_MS   # a new Timer
         self._poll_gen += 1
         self._poll_at = None
-        self._fired = None
+        self._transitions.fired = None
         self.state = None
         self.reconfig.initialize(ctx)
         self._transition(ctx, self._transitions.initialize(ctx), durable=True)
-        self._fire_leader_change(ctx)
+        self._transitions.fire_leader_change(ctx)
         if isinstance(self.state, CandidateState):      # onBecomeCandidate
             self._transitions._maybe_transition_forward(ctx)
         elif self.quorum().is_only_voter():
             # KafkaRaftClient.initialize: a single voter stands for election at once (2.8+)
             self._transitions._to_voting_state(ctx)
         self._poll(ctx)
+
+    # --- snapshots (KIP-630) -------------------------------------------------------------------
+    def create_snapshot(self, snapshot_id, last_contained_log_timestamp: int = 0):
+        """KafkaRaftClient.createSnapshot: a SnapshotWriter for a snapshot ending at
+        ``snapshot_id`` (offset, epoch) -- the offset at most the high watermark, held by the
+        log -- or None when the log refuses it (below its start offset, or it exists);
+        an IllegalStateException before ``start`` (raft_snapshots.RaftSnapshotHandler)."""
+        return self.snapshots.create_snapshot(snapshot_id, last_contained_log_timestamp)
+
+    def latest_snapshot_id(self):
+        """KafkaRaftClient.latestSnapshotId: the log's latest snapshot id, None without one."""
+        return self.log.latest_snapshot_id()
 
     # --- public operations -------------------------------------------------------------------
     def append(self, ctx, records: list) -> int:
@@ -669,12 +779,6 @@ class KafkaRaftClient:
         self._poll(ctx)
 
     # --- transitions (QuorumState.transitionTo* + KafkaRaftClient's wrappers) -----------------
-    def _random_election_timeout(self, ctx) -> int:
-        """QuorumState.randomElectionTimeoutMs: timeout + Random.nextInt(timeout)."""
-        if self.election_timeout_ms == 0:
-            return 0
-        return self.election_timeout_ms + ctx.random_int(self.election_timeout_ms)
-
     def _transition(self, ctx, new: EpochState, durable: bool) -> None:
         """durableTransitionTo writes the election state before the state changes (a vote is
         persisted before it is answered); memoryTransitionTo only for Resigned/Prospective."""
@@ -696,13 +800,6 @@ class KafkaRaftClient:
         ctx.trace("raft_transition", ev.RaftTransition(
             old.name if old else None, new.name, new.epoch, new.leader_id, new.voted_id))
 
-    def _fire_leader_change(self, ctx) -> None:
-        """ListenerContext.maybeFireLeaderChange: once per (leader, epoch)."""
-        key = (self.state.leader_id, self.state.epoch)
-        if key != self._fired:
-            self._fired = key
-            ctx.on_leader_change(*key)
-
     def _to_unattached(self, ctx, epoch: int, leader_id: int = UNKNOWN) -> None:
         st, now = self.state, ctx.now
         if epoch < st.epoch or (epoch == st.epoch and not isinstance(st, ProspectiveState)):
@@ -713,13 +810,13 @@ class KafkaRaftClient:
         elif self._transitions._keeps_election_timer(st):
             deadline = st.election_deadline
         else:
-            deadline = now + self._random_election_timeout(ctx)
+            deadline = now + self._transitions.random_election_timeout(ctx)
         voted = st.voted_key if epoch == st.epoch else None    # the vote of this epoch stays
         self._transition(ctx, UnattachedState(
             epoch, deadline, leader_id, voted.id if voted else UNKNOWN, st.high_watermark,
             voters=self.voters, voted_directory_id=voted.directory_id if voted else None),
             durable=True)
-        self._fire_leader_change(ctx)
+        self._transitions.fire_leader_change(ctx)
         self._requests.reset_all()
 
     def _to_follower(self, ctx, epoch: int, leader_id: int) -> None:
@@ -735,7 +832,7 @@ class KafkaRaftClient:
             epoch, leader_id, ctx.now + self.fetch_timeout_ms, voted.id if voted else UNKNOWN,
             st.high_watermark, voters=self.voters, fetch_timeout_ms=self.fetch_timeout_ms,
             voted_directory_id=voted.directory_id if voted else None), durable=True)
-        self._fire_leader_change(ctx)
+        self._transitions.fire_leader_change(ctx)
         # onBecomeFollower
         self._requests.reset_all()
         self._handler._complete_purgatory_exceptionally(ctx, M.NOT_LEADER_OR_FOLLOWER)
@@ -752,10 +849,10 @@ class KafkaRaftClient:
         else:
             retries = st.retries + 1 if isinstance(st, CandidateState) else 1
         new = CandidateState(self.node_id, st.epoch + 1, self.voters,
-                             ctx.now + self._random_election_timeout(ctx), retries,
+                             ctx.now + self._transitions.random_election_timeout(ctx), retries,
                              st.high_watermark, local_directory_id=self.reconfig.directory_id)
         self._transition(ctx, new, durable=True)
-        self._fire_leader_change(ctx)
+        self._transitions.fire_leader_change(ctx)
         if not self._transitions._maybe_transition_forward(ctx):
             self._requests.reset_all()
 
@@ -772,9 +869,12 @@ class KafkaRaftClient:
         st = self.state
         if isinstance(st, LeaderState):
             self.leader_hw_history.append((st.epoch, hw))
+        self.log.high_watermark = max(self.log.high_watermark, hw)
         for offset in range(len(self.committed), hw):
             if offset not in self.committed:
-                self.committed[offset] = (self.log.entries[offset][1], st.epoch)
+                entry = self.log.entry_at(offset)
+                if entry is not None:
+                    self.committed[offset] = (entry[1], st.epoch)
         ctx.trace("raft_high_watermark", ev.RaftHighWatermark(st.epoch, hw))
         ctx.on_high_watermark(hw)
         if self.fast_hwm_replication and isinstance(st, LeaderState):
@@ -788,6 +888,7 @@ class KafkaRaftClient:
         """KafkaRaftClient.poll without the blocking wait: poll the current state until it has
         nothing to do now, then arm one timer for the earliest deadline."""
         now = ctx.now
+        self.snapshots.maybe_clean(now)
         for _ in range(32):
             wait = self._poller._poll_current_state(ctx, now)
             if wait > 0:
@@ -985,6 +1086,13 @@ class RaftRequestHandler:
             st.acknowledge_resignation(src)
         return True
 
+    # --- FetchSnapshot (KIP-630: raft_snapshots.RaftSnapshotHandler) --------------------------
+    def _handle_fetch_snapshot_request(self, ctx, src, req):
+        return self.client.snapshots.handle_fetch_snapshot_request(ctx, src, req)
+
+    def _handle_fetch_snapshot_response(self, ctx, src, resp) -> bool:
+        return self.client.snapshots.handle_fetch_snapshot_response(ctx, src, resp)
+
     # --- ApiVersions (KIP-853: the leader asks a controller it adds) -------------------------
     def _handle_api_versions_request(self, ctx, src, req: M.ApiVersionsRequest):
         return M.ApiVersionsResponse(req.correlation_id, M.NONE,
@@ -1064,6 +1172,7 @@ class RaftRequestHandler:
         response = self._try_complete_fetch(ctx, src, req)
         if (response.error != M.NONE or response.records or req.max_wait_ms == 0
                 or response.diverging_epoch != -1 or response.diverging_end_offset != -1
+                or response.snapshot_epoch != -1 or response.snapshot_end_offset != -1
                 or req.high_watermark < response.high_watermark):   # KAFKA-14145 (v18)
             return response
         self._park_seq += 1
@@ -1078,9 +1187,13 @@ class RaftRequestHandler:
         if error:
             return self._empty_fetch_response(req, error)
         st: LeaderState = self.client.state
-        kind, (end, epoch) = self.client.log.validate_offset_and_epoch(req.fetch_offset,
-                                                                req.last_fetched_epoch)
+        kind, (end, epoch) = self.client.snapshots.validate_fetch(req.fetch_offset,
+                                                                  req.last_fetched_epoch)
         records, div_epoch, div_end = (), -1, -1
+        if kind == "SNAPSHOT":      # KIP-630: the follower fetches the snapshot first
+            return M.RaftFetchResponse(req.correlation_id, M.NONE, st.leader_id, st.epoch,
+                                       st.high_watermark, snapshot_end_offset=end,
+                                       snapshot_epoch=epoch)
         if kind == "VALID":
             records = self.client.log.read(req.fetch_offset)
             # FetchRequest.replicaId(request): a fetch with no replica id (-1) is answered but
@@ -1120,7 +1233,10 @@ class RaftRequestHandler:
         st = self.client.state
         if resp.error != M.NONE or not isinstance(st, FollowerState):
             return False
-        if resp.diverging_epoch >= 0:
+        if resp.diverging_epoch < 0 and (resp.snapshot_epoch >= 0
+                                         or resp.snapshot_end_offset >= 0):
+            self.client.snapshots.on_fetch_response_snapshot(ctx, st, resp)
+        elif resp.diverging_epoch >= 0:
             if st.high_watermark != UNKNOWN and resp.diverging_end_offset < st.high_watermark:
                 raise RuntimeError(f"The leader requested truncation to offset "
                                    f"{resp.diverging_end_offset}, which is below the current "
@@ -1204,7 +1320,7 @@ class RaftPollLoop:
         return self._poll_resigned(ctx, st, now)
 
     def _poll_leader(self, ctx, st: LeaderState, now) -> int:
-        self.client._fire_leader_change(ctx)
+        self.client._transitions.fire_leader_change(ctx)
         check = st.time_until_check_quorum_expires(now) if self.client.check_quorum else NEVER
         if st.resign_requested or check == 0:
             ctx.trace("raft_resign", ev.RaftResign(st.epoch, check == 0))
@@ -1366,7 +1482,12 @@ class RaftPollLoop:
                                          remote_id, remote_directory)
 
     def _build_fetch_request(self, corr):
+        """buildFetchRequest, or buildFetchSnapshotRequest while a snapshot is being fetched
+        (maybeSendFetchOrFetchSnapshot)."""
         c = self.client
+        st = c.state
+        if isinstance(st, FollowerState) and st.fetching_snapshot is not None:
+            return c.snapshots.build_fetch_snapshot_request(corr, st)
         req = M.RaftFetchRequest(corr, c.node_id, c.state.epoch, c.log.end_offset,
                                  c.log.last_fetched_epoch, MAX_FETCH_WAIT_MS,
                                  replica_directory_id=c.reconfig.directory_id)
@@ -1392,6 +1513,21 @@ class QuorumTransitions:
 
     def __init__(self, client: KafkaRaftClient) -> None:
         self.client = client
+        self.fired = None       # the (leader, epoch) the listeners last heard of
+
+    def random_election_timeout(self, ctx) -> int:
+        """QuorumState.randomElectionTimeoutMs: timeout + Random.nextInt(timeout)."""
+        timeout = self.client.election_timeout_ms
+        if timeout == 0:
+            return 0
+        return timeout + ctx.random_int(timeout)
+
+    def fire_leader_change(self, ctx) -> None:
+        """ListenerContext.maybeFireLeaderChange: once per (leader, epoch)."""
+        key = (self.client.state.leader_id, self.client.state.epoch)
+        if key != self.fired:
+            self.fired = key
+            ctx.on_leader_change(*key)
 
     def initialize(self, ctx) -> EpochState:
         """QuorumState.initialize: the state the persisted election and the log end resume.
@@ -1409,7 +1545,7 @@ class QuorumTransitions:
         if election.has_voted() and me is None:     # a replica without a node id never votes
             raise IllegalStateException(f"Initialized quorum state ({election}) with a voted "
                                         "candidate but without a local id")
-        timeout = client._random_election_timeout(ctx)
+        timeout = self.random_election_timeout(ctx)
         if epoch < client.log.last_fetched_epoch:
             return UnattachedState(client.log.last_fetched_epoch, now + timeout, voters=voters)
         if leader == me:
@@ -1443,11 +1579,11 @@ class QuorumTransitions:
             raise IllegalStateException(f"Cannot transition to Prospective from {st.name}")
         retries = st.retries + 1 if isinstance(st, CandidateState) else 1
         new = ProspectiveState(self.client.node_id, st.epoch, self.client.voters,
-                               ctx.now + self.client._random_election_timeout(ctx), retries,
+                               ctx.now + self.random_election_timeout(ctx), retries,
                                st.leader_id, st.voted_id, st.high_watermark,
                                st.leader_endpoints_known)
         self.client._transition(ctx, new, durable=False)
-        self.client._fire_leader_change(ctx)
+        self.fire_leader_change(ctx)
         if not self._maybe_transition_forward(ctx):
             self.client._requests.reset_all()
 
@@ -1499,7 +1635,7 @@ class QuorumTransitions:
         self.client.log.append_as_leader(records, leader.epoch)
         self.client._flush_leader_log(ctx, leader)
         self.client._requests.reset_all()
-        self.client._fire_leader_change(ctx)
+        self.fire_leader_change(ctx)
 
     def _to_resigned(self, ctx, successors) -> None:
         """QuorumState.transitionToResigned: a memory transition, only from Leader."""
@@ -1510,7 +1646,7 @@ class QuorumTransitions:
         self.client._handler._complete_purgatory_exceptionally(ctx, M.NOT_LEADER_OR_FOLLOWER)
         self.client._transition(ctx, ResignedState(
             self.client.node_id, st.epoch, self.client.voters,
-            ctx.now + self.client._random_election_timeout(ctx), successors), durable=False)
+            ctx.now + self.random_election_timeout(ctx), successors), durable=False)
         self.client._requests.reset_all()
 
     def _add_voted_state(self, ctx, candidate) -> None:
@@ -1530,7 +1666,7 @@ class QuorumTransitions:
             raise IllegalStateException(
                 f"Cannot transition to Voted for {key.id} and epoch {st.epoch} from the "
                 f"current state {self.client.state_name} (voted for {st.voted_id})")
-        timeout = self.client._random_election_timeout(ctx)
+        timeout = self.random_election_timeout(ctx)
         if isinstance(st, UnattachedState):
             new = UnattachedState(st.epoch, now + timeout, st.leader_id, key.id,
                                   st.high_watermark, voted_directory_id=key.directory_id)

@@ -9,6 +9,17 @@ nodes still count. Pass every client of the quorum, voters and observers, up or 
 from __future__ import annotations
 
 
+def _epoch_at(log, offset: int):
+    """The epoch of the log's entry at ``offset`` (below the log start: the snapshot's there,
+    KIP-630), None when the log does not have it."""
+    entries = log.entries
+    i = offset - getattr(log, "start_offset", 0)
+    if 0 <= i < len(entries):
+        return entries[i][1]
+    entry = log.entry_at(offset) if i < 0 and hasattr(log, "entry_at") else None
+    return None if entry is None else entry[1]
+
+
 def check_raft_safety(nodes) -> list[str]:
     """Violations found (empty when safe):
 
@@ -29,11 +40,10 @@ def check_raft_safety(nodes) -> list[str]:
 
     committed: dict[int, tuple[int, int, int]] = {}   # offset -> (entry epoch, known at, node)
     for n in nodes:
-        entries = n.log.entries
         for off in sorted(n.committed):
             epoch, known = n.committed[off]
-            if off >= len(entries) or entries[off][1] != epoch:
-                have = entries[off][1] if off < len(entries) else None
+            if _epoch_at(n.log, off) != epoch:
+                have = _epoch_at(n.log, off)
                 out.append(f"node {n.node_id} lost committed offset {off} (epoch {epoch}); "
                            f"its log has epoch {have}")
             prev = committed.get(off)
@@ -46,10 +56,10 @@ def check_raft_safety(nodes) -> list[str]:
     for n in nodes:
         if n.state is None or n.state.name != "Leader":
             continue
-        entries, lead_epoch = n.log.entries, n.state.epoch
+        lead_epoch = n.state.epoch
         for off in sorted(committed):
             epoch, known, who = committed[off]
-            if known <= lead_epoch and (off >= len(entries) or entries[off][1] != epoch):
+            if known <= lead_epoch and _epoch_at(n.log, off) != epoch:
                 out.append(f"leader {n.node_id} of epoch {lead_epoch} lacks offset {off} "
                            f"(epoch {epoch}) committed in epoch {known} (seen by node {who})")
                 break
@@ -152,7 +162,7 @@ class RaftSafetyProgress:
             log, found = self.present.get(n.node_id, (None, 0))
             start = found if log is entries else 0
             for off in range(start, len(mine)):
-                if off >= len(entries) or entries[off][1] != mine[off][0]:
+                if _epoch_at(n.log, off) != mine[off][0]:
                     return False
             self.present[n.node_id] = (entries, len(mine))
         return True
@@ -171,7 +181,7 @@ class RaftSafetyProgress:
             start = mark[2] if mark is not None and mark[0] == lead and mark[1] is entries else 0
             for off in range(start, len(committed)):
                 epoch, known = committed[off]
-                if known <= lead and (off >= len(entries) or entries[off][1] != epoch):
+                if known <= lead and _epoch_at(n.log, off) != epoch:
                     return False
             self.complete[n.node_id] = (lead, entries, len(committed))
         return True

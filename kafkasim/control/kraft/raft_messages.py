@@ -144,6 +144,9 @@ class RaftFetchResponse(Message):
     records: tuple = ()
     diverging_epoch: int = -1
     diverging_end_offset: int = -1
+    #: SnapshotId (KIP-630): the leader's latest snapshot, -1 unless the follower must fetch it
+    snapshot_end_offset: int = -1
+    snapshot_epoch: int = -1
 
 
 @dataclass(slots=True)
@@ -215,10 +218,45 @@ class UpdateRaftVoterResponse(Message):
     leader_epoch: int
 
 
+@dataclass(slots=True)
+class FetchSnapshotRequest(Message):
+    """FetchSnapshot (api key 59, KIP-630) for ``__cluster_metadata``: the bytes of snapshot
+    (``snapshot_end_offset``, ``snapshot_epoch``) from ``position`` (KafkaRaftClient
+    .buildFetchSnapshotRequest)."""
+
+    correlation_id: int
+    replica_id: int
+    current_leader_epoch: int
+    snapshot_end_offset: int
+    snapshot_epoch: int
+    position: int
+    max_bytes: int
+    replica_directory_id: str | None = None
+
+
+@dataclass(slots=True)
+class FetchSnapshotResponse(Message):
+    """``error`` is the top-level error, ``partition_error`` the snapshot's (NONE,
+    SNAPSHOT_NOT_FOUND, POSITION_OUT_OF_RANGE, or the leader-only errors); ``records`` the
+    snapshot's entries from ``position``, ``size`` its whole size in bytes."""
+
+    correlation_id: int
+    error: str
+    partition_error: str
+    leader_id: int
+    leader_epoch: int
+    snapshot_end_offset: int = -1
+    snapshot_epoch: int = -1
+    size: int = -1
+    position: int = -1
+    records: tuple = ()
+    last_contained_log_timestamp: int = -1
+
+
 RAFT_MESSAGES = (
     VoteRequest, VoteResponse, BeginQuorumEpochRequest, BeginQuorumEpochResponse,
     EndQuorumEpochRequest, EndQuorumEpochResponse, RaftFetchRequest, RaftFetchResponse,
     ApiVersionsRequest, ApiVersionsResponse, AddRaftVoterRequest, AddRaftVoterResponse,
     RemoveRaftVoterRequest, RemoveRaftVoterResponse, UpdateRaftVoterRequest,
-    UpdateRaftVoterResponse,
+    UpdateRaftVoterResponse, FetchSnapshotRequest, FetchSnapshotResponse,
 )

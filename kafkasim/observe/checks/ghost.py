@@ -340,9 +340,11 @@ class ControllerStateReader:
             return
         source = None
         for raft in _raft_clients(kraft.cluster):
-            entries = raft.log.entries
-            if len(raft.committed) > upto and len(entries) > upto:
-                source = entries
+            log = raft.log
+            if len(raft.committed) > upto and log.end_offset > upto:
+                # below the log start the snapshot there holds the entries (KIP-630)
+                source = log.entries if log.start_offset == 0 else \
+                    log.entries_between(0, upto + 1)
                 break
         if source is None:
             return   # not on any node's log (a bug RaftSafety reports); try again later

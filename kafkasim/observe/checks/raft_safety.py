@@ -41,7 +41,7 @@ class RaftSafety(Checker):
         clients = _raft_clients(cluster)
         if not clients:
             return
-        key = tuple((id(r), len(r.log.entries), r.log.entries[-1][1] if r.log.entries else -1,
+        key = tuple((id(r), r.log.end_offset, r.log.entries[-1][1] if r.log.entries else -1,
                      len(r.committed), len(r.elected_epochs), len(r.leader_hw_history))
                     for r in clients)
         if key == g.raft_key and not g.full:
