@@ -189,6 +189,8 @@ class PartitionState:
 
 #: AbstractControlRequest.UNKNOWN_BROKER_EPOCH: a control request without a broker epoch
 UNKNOWN_BROKER_EPOCH = -1
+#: Uuid.ZERO_UUID as Uuid.toString prints it: no topic id (KIP-516)
+ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"
 
 
 @dataclass(slots=True)
@@ -200,6 +202,22 @@ class LeaderAndIsrRequest(Message):
     live_leaders: tuple[int, ...] = ()
     # KIP-380 (v2+, 2.2): the controller's view of the receiver's broker epoch
     broker_epoch: int = UNKNOWN_BROKER_EPOCH
+    # KIP-516 (v5+, 2.8; rule ``zk_topic_ids``): LeaderAndIsrRequest.topicIds(), the id of each
+    # topic of ``partition_states`` the controller knows (LeaderAndIsrTopicState.topicId), as
+    # (topic, id) pairs in the order of the states; empty before 2.8 (v0-v4: no ids). A
+    # mapping given here is kept as its pairs.
+    topic_ids: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.topic_ids, tuple):
+            self.topic_ids = tuple(dict(self.topic_ids).items())
+
+    def topic_id(self, topic: str) -> str | None:
+        """``topicIds().get(topic)``: the request's id of ``topic``, None when it has none."""
+        for name, topic_id in self.topic_ids:
+            if name == topic:
+                return topic_id
+        return None
 
 
 @dataclass(slots=True)
