@@ -1141,6 +1141,25 @@ def test_update_metadata_inter_broker_protocol_version(version, offline):
         assert st.offline_replicas == ((2, 3) if offline else ())
 
 
+@pytest.mark.parametrize("version", ["2.7", "2.8", "3.7"])
+def test_update_metadata_carries_topic_ids(version):
+    """testUpdateMetadataInterBrokerProtocolVersion's topic ids: from IBP 2.8 (UpdateMetadata
+    v7, KIP-516) each topic of the request has its UpdateMetadataTopicState.topicId, the
+    controller's, Uuid.ZERO_UUID for one it has none for (ControllerChannelManager.scala:620
+    @3.9.0-rc3); before, none."""
+    h = _channel_harness(version)
+    h.ctl.context.add_topic_id("foo", "wKvVsVduTNOVanPg0TSWHw")
+    h.ctl.send_update_metadata(h.ctx, [FOO0, BAR1, FOO1])
+    sent = h.sent(UpdateMetadataRequest)
+    assert sorted(dst for dst, _ in sent) == [1, 2, 3]
+    for _dst, um in sent:
+        if version >= "2.8":
+            assert um.topic_ids == (("foo", "wKvVsVduTNOVanPg0TSWHw"), ("bar", ZERO_UUID))
+            assert um.topic_id("foo") == "wKvVsVduTNOVanPg0TSWHw"
+        else:
+            assert um.topic_ids == () and um.topic_id("foo") is None
+
+
 def test_stop_replica_groups_by_broker():
     """testStopReplicaGroupsByBroker: StopReplica (deletePartition=false) for three partitions
     on brokers 2 and 3 (their OfflineReplica transitions) is one request to each, naming all

@@ -7,8 +7,9 @@ testPartitionMetadataFileCreatedAfterPreviousRequestWithoutIds, testInconsistent
 testPartitionMetadataFileNotCreated; at 2.8.0 testPartitionMetadataFile and
 testInvalidIdReturnsError (whose Partition already holds a log: in 2.8 only
 Partition.checkOrSetTopicId gives a log its id, rule ``leader_and_isr_creates_log_with_topic_id``).
-The controller's half (ControllerIntegrationTest's testTopicId*, ControllerChannelManagerTest's
-topic ids) is in tests/test_zk_controller_kafka.py; a running cluster's partition.metadata in
+ZkMetadataCache.updateMetadata's topic ids (UpdateMetadata v7). The controller's half
+(ControllerIntegrationTest's testTopicId*, ControllerChannelManagerTest's topic ids) is in
+tests/test_zk_controller_kafka.py; a running cluster's partition.metadata in
 tests/test_checkpoint_s24_kafka.py::test_brokers_write_partition_metadata.
 
 Adaptation: Kafka's ``setupReplicaManagerWithMockedPurgatories`` is a ``FakeContext`` (broker 0)
@@ -34,6 +35,7 @@ from kafkasim.core.messages import (
     LeaderAndIsrRequest,
     LeaderAndIsrResponse,
     PartitionState,
+    UpdateMetadataRequest,
 )
 from kafkasim.core.partition import Partition, check_or_set_topic_id
 from kafkasim.core.replica_manager import (
@@ -44,6 +46,7 @@ from kafkasim.core.replica_manager import (
 )
 from kafkasim.runtime.cluster import Cluster
 from kafkasim.runtime.log_manager import LogManager
+from kafkasim.runtime.metadata_cache import MetadataCache
 
 TOPIC = "foo"
 CONTROLLER = 9
@@ -258,6 +261,26 @@ def test_topic_id_helpers():
     assert check_topic_id(b, part, st, None) is None
 
 
+# -- ZkMetadataCache.updateMetadata: MetadataSnapshot.topicIds ------------------------------------
+def test_zk_metadata_cache_keeps_update_metadata_topic_ids():
+    """ZkMetadataCache.updateMetadata (ZkMetadataCache.scala:548@3.9.0-rc3): each non-zero id
+    of the UpdateMetadata's topic states is kept (getTopicId, and the MetadataResponse's
+    topicId), a zero one removes the topic's; a request without ids (v0-v6) changes none."""
+    cache = MetadataCache.zk_metadata_cache(0, "3.9")
+    st = PartitionState(TOPIC, 0, 0, 0, 0, (0, 1), 0, (0, 1))
+    bar = PartitionState("bar", 0, 0, 1, 0, (0, 1), 0, (0, 1))
+    cache.update_metadata(1, UpdateMetadataRequest(CONTROLLER, 0, (st, bar), (0, 1),
+                                                   topic_ids=((TOPIC, TOPIC_ID),
+                                                              ("bar", INVALID_TOPIC_ID))))
+    assert (cache.topic_id(TOPIC), cache.topic_id("bar")) == (TOPIC_ID, INVALID_TOPIC_ID)
+    assert [t.topic_id for t in cache.get_topic_metadata([TOPIC, "bar"])] == \
+        [TOPIC_ID, INVALID_TOPIC_ID]
+    cache.update_metadata(2, UpdateMetadataRequest(CONTROLLER, 0, (bar,), (0, 1),
+                                                   topic_ids=(("bar", ZERO_UUID),)))
+    cache.update_metadata(3, UpdateMetadataRequest(CONTROLLER, 0, (st,), (0, 1)))
+    assert (cache.topic_id(TOPIC), cache.topic_id("bar")) == (TOPIC_ID, ZERO_UUID)
+
+
 # -- a running ZooKeeper cluster at 2.8 -----------------------------------------------------------
 def test_zookeeper_2_8_brokers_write_partition_metadata_from_the_next_leader_and_isr(tmp_path):
     """Kafka 2.8.0 end to end: the topic's creation writes no partition.metadata (the first
@@ -269,6 +292,9 @@ def test_zookeeper_2_8_brokers_write_partition_metadata_from_the_next_leader_and
     c.run(3000)
     topic_id = c.zk.get("/brokers/topics/t").json()["topic_id"]
     assert f"TopicId: {topic_id}\t" in c.describe("t")
+    # every broker's metadata cache has it from UpdateMetadata v7 (what the Admin client's
+    # describeTopics, behind kafka-topics --describe, gets in its MetadataResponse)
+    assert [c.brokers[b].metadata.topic_id("t") for b in (1, 2, 3)] == [topic_id] * 3
     path = {b: tmp_path / f"broker-{b}" / "t-0" / PARTITION_METADATA_FILE for b in (1, 2, 3)}
     assert not any(p.exists() for p in path.values())
     c.crash(1)

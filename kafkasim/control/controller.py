@@ -203,7 +203,7 @@ class KafkaController:
             ctx.send(b, LeaderAndIsrRequest(
                 self.broker_id, self.controller_epoch, states, tuple(live),
                 self.broker_epoch_for(ctx, b),
-                leader_and_isr_topic_ids(self.context, states) if with_ids else ()))
+                request_topic_ids(self.context, states) if with_ids else ()))
 
     def send_update_metadata(self, ctx, tps) -> None:
         """addUpdateMetadataRequestForBrokers(liveOrShuttingDownBrokerIds, tps): partitions
@@ -212,10 +212,12 @@ class KafkaController:
         offline = ctx.rules.controller.update_metadata_offline_replicas
         states = tuple(self._state(tp, offline, update_metadata=True)
                        for tp in tps if tp in self.context.states)
+        topic_ids = request_topic_ids(self.context, states) \
+            if ctx.rules.controller.zk_topic_ids else ()
         for b in self.context.live_brokers:
             ctx.send(b, UpdateMetadataRequest(self.broker_id, self.controller_epoch, states,
                                               tuple(self.context.live_brokers),
-                                              self.broker_epoch_for(ctx, b)))
+                                              self.broker_epoch_for(ctx, b), topic_ids))
 
     def _send_state_changes(self, ctx, recipients: dict) -> None:
         """sendRequestsToBrokers after elections: LeaderAndIsr to each partition's recipients,
@@ -1019,11 +1021,12 @@ def process_topic_ids(cc: ControllerContext, topic: str, znode: dict) -> None:
         cc.add_topic_id(topic, topic_id)
 
 
-def leader_and_isr_topic_ids(cc: ControllerContext, states) -> tuple[tuple[str, str], ...]:
-    """ControllerBrokerRequestBatch.sendLeaderAndIsrRequest's topicIds
-    (ControllerChannelManager.scala:548@3.9.0-rc3): each topic of the request's partition
-    states with the controller's id for it, Uuid.ZERO_UUID for one it has none for, in the
-    order the states name them."""
+def request_topic_ids(cc: ControllerContext, states) -> tuple[tuple[str, str], ...]:
+    """The topic ids of a LeaderAndIsr (v5+) or UpdateMetadata (v7+):
+    ControllerBrokerRequestBatch.sendLeaderAndIsrRequest's topicIds and the
+    UpdateMetadataTopicStates' (ControllerChannelManager.scala:548, :620@3.9.0-rc3): each
+    topic of the request's partition states with the controller's id for it,
+    Uuid.ZERO_UUID for one it has none for, in the order the states name them."""
     topics = dict.fromkeys(st.topic for st in states)
     return tuple((t, cc.topic_ids.get(t, ZERO_UUID)) for t in topics)
 

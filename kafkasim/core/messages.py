@@ -214,10 +214,15 @@ class LeaderAndIsrRequest(Message):
 
     def topic_id(self, topic: str) -> str | None:
         """``topicIds().get(topic)``: the request's id of ``topic``, None when it has none."""
-        for name, topic_id in self.topic_ids:
-            if name == topic:
-                return topic_id
-        return None
+        return topic_id_of(self.topic_ids, topic)
+
+
+def topic_id_of(topic_ids: tuple[tuple[str, str], ...], topic: str) -> str | None:
+    """The id of ``topic`` in a control request's (topic, id) pairs, None if it is not there."""
+    for name, topic_id in topic_ids:
+        if name == topic:
+            return topic_id
+    return None
 
 
 @dataclass(slots=True)
@@ -260,6 +265,14 @@ class UpdateMetadataRequest(Message):
     live_brokers: tuple[int | UpdateMetadataBroker, ...]
     # KIP-380 (v5+, 2.2): the controller's view of the receiver's broker epoch
     broker_epoch: int = UNKNOWN_BROKER_EPOCH
+    # KIP-516 (v7+, 2.8; rule ``zk_topic_ids``): UpdateMetadataTopicState.topicId of each topic
+    # of ``partition_states`` as (topic, id) pairs, Uuid.ZERO_UUID for a topic the controller
+    # has no id for; empty before 2.8
+    topic_ids: tuple[tuple[str, str], ...] = ()
+
+    def topic_id(self, topic: str) -> str | None:
+        """``topicIds().get(topic)``: the request's id of ``topic``, None when it has none."""
+        return topic_id_of(self.topic_ids, topic)
 
 
 @dataclass(slots=True)
