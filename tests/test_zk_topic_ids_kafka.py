@@ -233,6 +233,19 @@ def test_new_partition_log_takes_the_id(version, first, same_epoch):
     assert b.file() == f"version: 0\ntopic_id: {TOPIC_ID}"
 
 
+def test_follower_of_an_unavailable_leader_gets_the_id():
+    """ReplicaManager.makeFollowers (ReplicaManager.scala:2297@3.9.0-rc3): a follower whose new
+    leader is not alive makes no state change but creates its log all the same
+    (createLogIfNotExists(..., topicIds(topic)), KAFKA-1647), with the request's topic id."""
+    b = Broker()
+    st = PartitionState(TOPIC, 0, 0, 2, 0, (0, 2), 0, (0, 2))   # leader 2 is not alive
+    b.rm.become_leader_or_follower(
+        b, CONTROLLER, LeaderAndIsrRequest(CONTROLLER, 0, (st,), topic_ids={TOPIC: TOPIC_ID}))
+    part = b.rm.partitions[(TOPIC, 0)]
+    assert part.leader_epoch != 0   # no Partition.makeFollower
+    assert part.log.topic_id == TOPIC_ID and b.file() == f"version: 0\ntopic_id: {TOPIC_ID}"
+
+
 def test_no_topic_ids_before_2_8():
     """Before 2.8 (LeaderAndIsr v4, no partition.metadata) a request's ids change nothing."""
     b = Broker("2.7")

@@ -406,13 +406,16 @@ def check_topic_id(ctx: ReplicaManagerContext, part: Partition | None, st: Parti
 def _give_log_topic_id(ctx: ReplicaManagerContext, part: Partition | None, st: PartitionState,
                        topic_id: str | None) -> None:
     """makeLeader / makeFollower's createLogIfNotExists(topicId) (3.0+, KAFKA-12426): the log
-    of a partition that took the request's state gets the request's topic id if it has none
-    (LogManager.getOrCreateLog(topicId) / UnifiedLog.assignTopicId: partition.metadata is
-    written before any record)."""
-    if topic_id is None or part is None or part.leader_epoch != st.leader_epoch or \
+    of a partition that took the request's state, or of a follower whose leader is not alive
+    (makeFollowers creates its log all the same, KAFKA-1647), gets the request's topic id if
+    it has none (LogManager.getOrCreateLog(topicId) / UnifiedLog.assignTopicId:
+    partition.metadata is written before any record). A state skipped for its stale
+    partition epoch creates nothing."""
+    if topic_id is None or part is None or part.log.topic_id is not None or \
             not ctx.rules.controller.leader_and_isr_creates_log_with_topic_id:
         return
-    if part.log.topic_id is None:
+    if part.leader_epoch == st.leader_epoch or \
+            (st.leader != ctx.id and not _leader_alive_for_follower(ctx, st.leader)):
         part.log.assign_topic_id(topic_id)
 
 
