@@ -34,10 +34,8 @@ Ports, read at tag 3.9.0-rc3 of the apache mirror unless a docstring names anoth
   modelled; kafkasim's Log is the UnifiedLog, whose roll flushes, so the recovery points
   asserted are UnifiedLog's, not LocalLog's 0);
 * core/src/test/scala/unit/kafka/server/ReplicaManagerTest.scala: testPartitionMetadataFile on a
-  running cluster (KRaft 4.3 passes; ZooKeeper 3.7 is a strict xfail: kafkasim's LeaderAndIsr
-  has no topic ids, so testPartitionMetadataFileCreatedWithExistingLog /
-  ...AfterPreviousRequestWithoutIds, testInconsistentIdReturnsError and
-  testPartitionMetadataFileNotCreated are not ported);
+  running cluster (KRaft 4.3, ZooKeeper 3.0-3.9; ZooKeeper 2.8 in
+  tests/test_zk_topic_ids_kafka.py, with the LeaderAndIsr topic id cases);
 * core/src/test/scala/unit/kafka/server/HighwatermarkPersistenceTest.scala and
   ReplicaManager.checkpointHighWatermarks (3.9.0-rc3, 4.3.0 = confluentinc a9ce322153): only
   the hosted partitions' HWs, nothing written without one.
@@ -446,10 +444,9 @@ def test_log_fails_when_inconsistent_topic_id_set():
 @pytest.mark.parametrize("version, written", [
     ("4.3", True),
     ("2.7", False),
-    pytest.param("3.7", True, marks=pytest.mark.xfail(strict=True, reason=(
-        "DEVIATION: kafkasim's ZooKeeper LeaderAndIsr carries no topic ids (Kafka 2.8+: v5, "
-        "KIP-516), so its ZooKeeper brokers write no partition.metadata "
-        "(ReplicaManagerTest.testPartitionMetadataFile@3.9.0-rc3)"))),
+    ("3.0", True),
+    ("3.7", True),
+    ("3.9", True),
 ])
 def test_brokers_write_partition_metadata(tmp_path, version, written):
     """ReplicaManagerTest.testPartitionMetadataFile @3.9.0 on a running cluster (LogManager
@@ -467,10 +464,14 @@ def test_brokers_write_partition_metadata(tmp_path, version, written):
     assert paths[0].read_text(encoding="utf-8") == f"version: 0\ntopic_id: {ids.pop()}"
     topic_id = c.brokers[2].logs[("t", 0)].topic_id
     c.crash(2)
-    c.run(2000)
+    c.run(20000)   # past a ZooKeeper session (zookeeper.session.timeout.ms 18 s)
     c.start(2)
     c.run(5000)
     assert c.brokers[2].logs[("t", 0)].topic_id == topic_id
+    # kafka-topics --describe prints the same TopicId; in ZooKeeper mode it is the znode's
+    assert f"TopicId: {topic_id}\t" in c.describe("t")
+    if c.kraft is None:
+        assert c.zk.get("/brokers/topics/t").json()["topic_id"] == topic_id
 
 
 # -- ReplicaManager.checkpointHighWatermarks: hosted partitions only ------------------------------

@@ -32,9 +32,9 @@ testUpdateZkMetadataCacheWithRecreatedTopic: no migration), getClusterMetadata
 (testGetTopicMetadataForDescribeTopicPartitionsResponse); DelayedFetchTest's
 testDelayedFetchWithMessageOnlyHighWatermark(endOffset=500) (an HW known only by its offset,
 without a segment position: kafkasim's log is one segment without positions); PartitionMetadataFile
-(partition.metadata: topic ids are not written to log dirs). Within ported cases: the topic id of
-getTopicMetadata is checked for the KRaft cache only (kafkasim's ZooKeeper-mode UpdateMetadata
-carries no topic ids), and testGetPartitionInfo's offline replicas are not (no log dir fails).
+(partition.metadata is checked in tests/test_checkpoint_s24_kafka.py and
+tests/test_zk_topic_ids_kafka.py). Within ported cases: testGetPartitionInfo's offline replicas
+are not (no log dir fails).
 """
 
 from __future__ import annotations
@@ -81,7 +81,6 @@ from kafkasim.core.messages import (
 from kafkasim.core.replica_manager import ReplicaManager
 from kafkasim.runtime.kafka_apis import handle_update_metadata_request
 from kafkasim.runtime.metadata_cache import (
-    KRaftMetadataCache,
     MetadataCache,
     Node,
     ZkMetadataCache,
@@ -449,6 +448,9 @@ def update_cache(cache, request: UpdateMetadataRequest) -> None:
     cache the request becomes records replayed on an image with the previous topics and no
     brokers (a broker keeps its previous epoch, incarnation and fencing)."""
     if isinstance(cache, ZkMetadataCache):
+        if not request.topic_ids:   # the topic states' ids (UpdateMetadata v7+, KIP-516)
+            topics = dict.fromkeys(st.topic for st in request.partition_states)
+            request.topic_ids = tuple((t, _topic_id(t)) for t in topics)
         cache.update_metadata(0, request)
         return
     old = cache.current_image() or MetadataImage()
@@ -503,8 +505,7 @@ def test_get_topic_metadata(make_cache):
         for topic in ("topic-0", "topic-1"):
             (md,) = cache.get_topic_metadata([topic], listener)
             assert md.error_code == E.NONE and md.name == topic
-            if isinstance(cache, KRaftMetadataCache):
-                assert md.topic_id == _topic_id(topic)
+            assert md.topic_id == _topic_id(topic)
             expected = [st for st in states if st.topic == topic]
             assert len(md.partitions) == len(expected)
             for pm, st in zip(md.partitions, expected, strict=True):

@@ -35,7 +35,8 @@ versions: kafkasim's rules are cluster-wide); testGenerateAssignmentWithBootstra
 tool's own placement); ControllerIntegrationTest's reassignment cases (in
 ``tests/test_zk_controller_kafka.py`` and ``tests/test_reassignment.py``) but
 testPartitionReassignmentToBrokerWithOfflineLogDir (no failing log dirs) and
-testTopicIdUpgradeAfterReassigningPartitions (no topic ids in ZooKeeper mode);
+testTopicIdUpgradeAfterReassigningPartitions (no inter.broker.protocol.version upgrade: a
+ZooKeeper cluster's topics have ids from creation on, 2.8+);
 KafkaZkClientTest.testSetGetAndDeletePartitionReassignment / testReassignPartitionsInProgress
 (no KafkaZkClient: the controller is handed the znode's content); KafkaAdminClientTest's
 reassignment cases (the client's request and response framing); the JBOD directories of the

@@ -28,8 +28,9 @@ Leader, testDescribeLogDirs), transactions / LSO / verification (testReadCommitt
 testDelayedFetchIncludesAbortedTransactions, testPartitionsWithLateTransactionsCount,
 testTransactionVerification*, testVerificationErrorConversions, ...), metrics
 (testProducerIdCountMetrics, testFetchRequestRateMetrics' counters, testOld*LosesMetrics*),
-topic ids (testFetchMessagesWithInconsistentTopicId, testPartitionMetadataFile*,
-testInconsistentIdReturnsError), tiered storage (testOffsetOutOfRange*, testRemoteLog*,
+topic ids in fetches (testFetchMessagesWithInconsistentTopicId; the LeaderAndIsr ones,
+testPartitionMetadataFile* and testInconsistentIdReturnsError, are in
+tests/test_zk_topic_ids_kafka.py), tiered storage (testOffsetOutOfRange*, testRemoteLog*,
 testBuildRemoteLogAuxState*), stray logs and KRaft migration (testFullLeaderAndIsrStrayPartitions,
 testUpdateStrayLogs, testFullLair*), offline log dirs (testPartitionMarkedOffline*,
 testReplicaNotAvailable, testStopReplicaWithOfflinePartition), pluggable selector classes

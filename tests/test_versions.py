@@ -297,6 +297,8 @@ SINCE = [
     ("leader_epoch_cache_validates_entries", "2.7", "2.6"),
     ("log_start_past_end_deletes_segments", "2.3", "2.2"),
     ("partition_metadata_file", "2.8", "2.7"),
+    ("zk_topic_ids", "2.8", "2.7"),   # KIP-516 in ZooKeeper mode
+    ("leader_and_isr_creates_log_with_topic_id", "3.0", "2.8"),   # KAFKA-12426, KAFKA-13132
     ("recovery_checkpoint_only_after_truncation", "1.0", "0.11.0"),
     ("fetch_diverging_epoch", "2.8", "2.7"),
     ("fenced_partition_leaves_the_fetcher", "2.1", "2.0"),

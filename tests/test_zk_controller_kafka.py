@@ -34,14 +34,18 @@ testControllerMoveOnTopicDeletion and every topic-deletion test (ZooKeeper-mode 
 is not modelled),
 testControllerFeatureZNodeSetup* (no /feature znode), testPreemption* (the controller's event
 thread and its callbacks), testAlterPartitionVersion2KeepWorkingWhenControllerDowngradeToPre28IBP,
-testTopicId* (no topic ids in ZooKeeper mode), the timer metric of testPartitionReassignment, the
+testTopicIdCreatedOnUpgrade* and testTopicIdUpgradeAfterReassigningPartitions (no IBP upgrade:
+a cluster's topics have ids from creation on, 2.8+, so KafkaZkClient.setTopicIds is not modelled),
+the addPartitions and deleteTopic halves of testTopicIdMigrationAndHandling(WithOlderVersion),
+the timer metric of testPartitionReassignment, the
 UNKNOWN_TOPIC_ID case of testAlterPartitionErrors and the AlterPartition API versions (requests
 carry no version: OPERATION_NOT_ATTEMPTED for v0-1 of testShutdownBrokerNotAddedToIsr is not
 ported); ControllerContextTest.testPreferredReplicaImbalanceMetricOnConcurrentTopicDeletion and the
 topic-deletion steps of testPreferredReplicaImbalanceMetric; of ControllerChannelManagerTest the
-request versions, topic ids, response callbacks, ``isNew`` (LeaderAndIsr v1+; kafkasim's brokers
-have no log dirs for it to matter), its merging of StopReplica delete and
-non-delete entries in one batch (testStopReplicaRequestWithAlreadyDefinedDeletedPartition,
+request versions (but for the topic ids and leader recovery state they carry), response
+callbacks, ``isNew`` (LeaderAndIsr v1+; kafkasim's brokers have no log dirs for it to
+matter), its merging of StopReplica delete and non-delete entries in one batch
+(testStopReplicaRequestWithAlreadyDefinedDeletedPartition,
 testMixedDeleteAndNotDeleteStopReplicaRequests: kafkasim sends each StopReplica as its state
 machine step asks, with no request batch), and the topic-deletion tests.
 """
@@ -59,6 +63,7 @@ from kafkasim.control.zookeeper import partition_state_path
 from kafkasim.core import errors as E
 from kafkasim.core import events as ev
 from kafkasim.core.messages import (
+    ZERO_UUID,
     AlterPartitionRequest,
     AlterPartitionResponse,
     LeaderAndIsrRequest,
@@ -989,12 +994,16 @@ def test_preferred_replica_imbalance_metric():
 
 # -- ControllerChannelManagerTest (3.7.0): what tests/test_controller_state_machines_kafka.py
 # does not port ---------------------------------------------------------------------------------
-@pytest.mark.parametrize("version", ["2.8", "3.1", "3.2", "3.7"])
+@pytest.mark.parametrize("version", ["2.7", "2.8", "3.1", "3.2", "3.7"])
 def test_leader_and_isr_inter_broker_protocol_version(version):
     """testLeaderAndIsrInterBrokerProtocolVersion, its version-dependent content kafkasim
     models: from IBP 3.2 (LeaderAndIsr v6, KIP-704) foo-0 is cached RECOVERING and the
-    LeaderAndIsr to broker 2 carries RECOVERING; before, RECOVERED."""
+    LeaderAndIsr to broker 2 carries RECOVERING; before, RECOVERED. From IBP 2.8 (v5, KIP-516)
+    the request carries foo's topic id (initContext gives each topic one,
+    ControllerContext.addTopicId); before, none (the deserialized request's topicIds)."""
     h = _channel_harness(version)
+    h.ctl.context.add_topic_id("foo", "wKvVsVduTNOVanPg0TSWHw")
+    h.ctl.context.add_topic_id("bar", "ZQ6XXBWtQ3GKAlBHMvixoQ")
     if version >= "3.2":
         h.ctl.context.recovering.add(FOO0)
     h.ctl.send_leader_and_isr(h.ctx, [FOO0], only=[2])
@@ -1002,6 +1011,121 @@ def test_leader_and_isr_inter_broker_protocol_version(version):
     assert dst == 2
     expected = RECOVERING if version >= "3.2" else LeaderRecoveryState.RECOVERED
     assert [s.leader_recovery_state for s in lai.partition_states] == [expected]
+    if version >= "2.8":
+        assert lai.topic_ids == (("foo", "wKvVsVduTNOVanPg0TSWHw"),)
+        assert lai.topic_id("foo") == "wKvVsVduTNOVanPg0TSWHw"
+    else:
+        assert lai.topic_ids == () and lai.topic_id("foo") is None
+
+
+def test_leader_and_isr_carries_the_zero_uuid_for_a_topic_without_id():
+    """ControllerChannelManager.sendLeaderAndIsrRequest (ControllerChannelManager.scala:548
+    @3.9.0-rc3): every topic of the request is in its topicIds, Uuid.ZERO_UUID for one the
+    controller has no id for; the partition states keep their order, each topic once."""
+    h = _channel_harness("3.7")
+    h.ctl.context.add_topic_id("bar", "ZQ6XXBWtQ3GKAlBHMvixoQ")
+    h.ctl.send_leader_and_isr(h.ctx, [FOO0, BAR1, FOO1], only=[2])
+    (_dst, lai), = h.sent(LeaderAndIsrRequest)
+    assert lai.topic_ids == (("foo", ZERO_UUID), ("bar", "ZQ6XXBWtQ3GKAlBHMvixoQ"))
+
+
+def test_add_topic_id_refuses_a_second_id():
+    """ControllerContext.addTopicId (ControllerContext.scala:133@3.0.0): another id for a
+    topic, or the id of another topic, is refused (IllegalStateException) and nothing
+    changes; the same pair again is accepted."""
+    cc = ControllerContext()
+    cc.add_topic_id("t", "AAAAAAAAAAAAAAAAAAAAAQ")
+    cc.add_topic_id("t", "AAAAAAAAAAAAAAAAAAAAAQ")
+    with pytest.raises(ValueError, match="did not match existing ID"):
+        cc.add_topic_id("t", "AAAAAAAAAAAAAAAAAAAAAg")
+    with pytest.raises(ValueError, match="did not match existing name"):
+        cc.add_topic_id("u", "AAAAAAAAAAAAAAAAAAAAAQ")
+    assert cc.topic_ids == {"t": "AAAAAAAAAAAAAAAAAAAAAQ"}
+    assert cc.topic_names == {"AAAAAAAAAAAAAAAAAAAAAQ": "t"}
+
+
+# -- ControllerIntegrationTest (3.9.0-rc3): topic ids (KIP-516) ----------------------------------
+def _topic_znode_id(c: Cluster, topic: str) -> str | None:
+    """zkClient.getTopicIdsForTopics: the topic_id of the topic's znode."""
+    return c.zk.get(f"/brokers/topics/{topic}").json().get("topic_id")
+
+
+def _controller_context(c: Cluster) -> ControllerContext:
+    return c.brokers[c.controller_id()].controller.context
+
+
+@pytest.mark.parametrize("version", ["2.8", "3.9"])
+def test_topic_ids_are_added(version):
+    """testTopicIdsAreAdded: before the topic exists the controller has no id for it; each
+    created topic's id is in controllerContext.topicIds (and topicNames maps it back), the
+    ids differ, and the first does not change when the second topic comes."""
+    c = _make_servers(1, version=version)
+    assert _controller_context(c).topic_ids.get("t1") is None
+    c.create_topic("t1", assignment=[[0]])
+    _wait_for_partition_state(c, ("t1", 0), FIRST_CONTROLLER_EPOCH, 0, INITIAL_LEADER_EPOCH)
+    cc = _controller_context(c)
+    topic_id1 = cc.topic_ids["t1"]
+    assert cc.topic_names[topic_id1] == "t1" and topic_id1 == _topic_znode_id(c, "t1")
+    c.create_topic("t2", assignment=[[0]])
+    _wait_for_partition_state(c, ("t2", 0), FIRST_CONTROLLER_EPOCH, 0, INITIAL_LEADER_EPOCH)
+    topic_id2 = cc.topic_ids["t2"]
+    assert cc.topic_names[topic_id2] == "t2"
+    assert cc.topic_ids["t1"] == topic_id1 != topic_id2
+
+
+def test_topic_ids_are_not_added():
+    """testTopicIdsAreNotAdded (IBP 2.7): no topic gets an id, in the controller's context or
+    its znode."""
+    c = _make_servers(1, version="2.7")
+    for topic in ("t1", "t2"):
+        c.create_topic(topic, assignment=[[0]])
+        _wait_for_partition_state(c, (topic, 0), FIRST_CONTROLLER_EPOCH, 0, INITIAL_LEADER_EPOCH)
+        assert _controller_context(c).topic_ids.get(topic) is None
+        assert _topic_znode_id(c, topic) is None
+
+
+def test_topic_id_migration_and_handling():
+    """testTopicIdMigrationAndHandling, its creation and partition-reassignment half: the znode's
+    id is the controller's, and rewriting the topic znode (the controller's
+    setTopicAssignment during a reassignment) keeps it. (addPartitions and deleteTopic are not
+    modelled in ZooKeeper mode.)"""
+    c = _make_servers(2, version="3.9")
+    c.create_topic("t", assignment=[[0]])
+    _wait_for_partition_state(c, ("t", 0), FIRST_CONTROLLER_EPOCH, 0, INITIAL_LEADER_EPOCH)
+    topic_id = _topic_znode_id(c, "t")
+    assert topic_id is not None and _controller_context(c).topic_ids["t"] == topic_id
+    _zk_reassign(c, {("t", 0): [1]})
+    assert c.run_until(lambda cl: cl.assignment("t") == {0: [1]}, TIMEOUT_MS)
+    assert _topic_znode_id(c, "t") == topic_id == _controller_context(c).topic_ids["t"]
+
+
+@pytest.mark.parametrize("version, has_id", [("2.7", False), ("3.9", True)])
+def test_topic_id_persists_through_controller_reelection(version, has_id):
+    """testTopicIdPersistsThroughControllerReelection (3.9) and
+    testNoTopicIdPersistsThroughControllerReelection (IBP 2.7): the controller elected after
+    the first one shuts down reads the same id (or none) from the topic znode."""
+    c = _make_servers(2, version=version)
+    ctl = c.controller_id()
+    c.create_topic("t", assignment=[[ctl]])
+    _wait_for_partition_state(c, ("t", 0), FIRST_CONTROLLER_EPOCH, ctl, INITIAL_LEADER_EPOCH)
+    topic_id = _controller_context(c).topic_ids.get("t")
+    assert (topic_id is not None) == has_id
+    _shutdown(c, ctl)
+    assert c.run_until(lambda cl: cl.controller_id() not in (-1, ctl), TIMEOUT_MS)
+    assert _controller_context(c).topic_ids.get("t") == topic_id
+
+
+def test_topic_id_persists_through_controller_restart():
+    """testTopicIdPersistsThroughControllerRestart: the only broker restarts and, controller
+    again, reads the topic's id back from its znode."""
+    c = _make_servers(1, version="3.9")
+    c.create_topic("t", assignment=[[0]])
+    _wait_for_partition_state(c, ("t", 0), FIRST_CONTROLLER_EPOCH, 0, INITIAL_LEADER_EPOCH)
+    topic_id = _controller_context(c).topic_ids["t"]
+    _shutdown(c, 0)
+    _startup(c, 0)
+    assert c.run_until(lambda cl: cl.controller_id() == 0, TIMEOUT_MS)
+    assert _controller_context(c).topic_ids["t"] == topic_id
 
 
 @pytest.mark.parametrize(("version", "offline"), [("0.11.0", False), ("1.0", True),
@@ -1015,6 +1139,25 @@ def test_update_metadata_inter_broker_protocol_version(version, offline):
     for _dst, um in h.sent(UpdateMetadataRequest):
         (st,) = um.partition_states
         assert st.offline_replicas == ((2, 3) if offline else ())
+
+
+@pytest.mark.parametrize("version", ["2.7", "2.8", "3.7"])
+def test_update_metadata_carries_topic_ids(version):
+    """testUpdateMetadataInterBrokerProtocolVersion's topic ids: from IBP 2.8 (UpdateMetadata
+    v7, KIP-516) each topic of the request has its UpdateMetadataTopicState.topicId, the
+    controller's, Uuid.ZERO_UUID for one it has none for (ControllerChannelManager.scala:620
+    @3.9.0-rc3); before, none."""
+    h = _channel_harness(version)
+    h.ctl.context.add_topic_id("foo", "wKvVsVduTNOVanPg0TSWHw")
+    h.ctl.send_update_metadata(h.ctx, [FOO0, BAR1, FOO1])
+    sent = h.sent(UpdateMetadataRequest)
+    assert sorted(dst for dst, _ in sent) == [1, 2, 3]
+    for _dst, um in sent:
+        if version >= "2.8":
+            assert um.topic_ids == (("foo", "wKvVsVduTNOVanPg0TSWHw"), ("bar", ZERO_UUID))
+            assert um.topic_id("foo") == "wKvVsVduTNOVanPg0TSWHw"
+        else:
+            assert um.topic_ids == () and um.topic_id("foo") is None
 
 
 def test_stop_replica_groups_by_broker():

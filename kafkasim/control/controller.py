@@ -42,6 +42,7 @@ from kafkasim.core import errors as E
 from kafkasim.core import events as ev
 from kafkasim.core.messages import (
     UNKNOWN_BROKER_EPOCH,
+    ZERO_UUID,
     AlterPartitionRequest,
     AlterPartitionResponse,
     ControlledShutdownResponse,
@@ -196,10 +197,13 @@ class KafkaController:
             for b in dict.fromkeys(brokers):
                 if b in live:
                     by_broker.setdefault(b, []).append(st)
+        with_ids = ctx.rules.controller.zk_topic_ids
         for b in sorted(by_broker):
-            ctx.send(b, LeaderAndIsrRequest(self.broker_id, self.controller_epoch,
-                                            tuple(by_broker[b]), tuple(live),
-                                            self.broker_epoch_for(ctx, b)))
+            states = tuple(by_broker[b])
+            ctx.send(b, LeaderAndIsrRequest(
+                self.broker_id, self.controller_epoch, states, tuple(live),
+                self.broker_epoch_for(ctx, b),
+                request_topic_ids(self.context, states) if with_ids else ()))
 
     def send_update_metadata(self, ctx, tps) -> None:
         """addUpdateMetadataRequestForBrokers(liveOrShuttingDownBrokerIds, tps): partitions
@@ -208,10 +212,12 @@ class KafkaController:
         offline = ctx.rules.controller.update_metadata_offline_replicas
         states = tuple(self._state(tp, offline, update_metadata=True)
                        for tp in tps if tp in self.context.states)
+        topic_ids = request_topic_ids(self.context, states) \
+            if ctx.rules.controller.zk_topic_ids else ()
         for b in self.context.live_brokers:
             ctx.send(b, UpdateMetadataRequest(self.broker_id, self.controller_epoch, states,
                                               tuple(self.context.live_brokers),
-                                              self.broker_epoch_for(ctx, b)))
+                                              self.broker_epoch_for(ctx, b), topic_ids))
 
     def _send_state_changes(self, ctx, recipients: dict) -> None:
         """sendRequestsToBrokers after elections: LeaderAndIsr to each partition's recipients,
@@ -235,9 +241,12 @@ class KafkaController:
         cc.recovering.clear()
         cc.partition_states.clear()
         cc.replica_states.clear()
+        cc.topic_ids.clear()
+        cc.topic_names.clear()
         zk.data_watches.clear()   # the old controller's handlers (re-registered on resume)
         for topic in zk.children("/brokers/topics"):
             znode = zk.get(f"/brokers/topics/{topic}").json()
+            process_topic_ids(cc, topic, znode)
             assignment = znode["partitions"]
             for p in sorted(assignment, key=int):
                 tp = (topic, int(p))
@@ -627,8 +636,10 @@ class KafkaController:
         (initializeLeaderAndIsrForPartitions). Partitions this controller already has leadership
         info for are left alone."""
         self._check_epoch(zk)
-        assignment = zk.get(f"/brokers/topics/{topic}").json()["partitions"]
+        znode = zk.get(f"/brokers/topics/{topic}").json()
+        assignment = znode["partitions"]
         cc = self.context
+        process_topic_ids(cc, topic, znode)
         new = []
         for p in sorted(assignment, key=int):
             tp = (topic, int(p))
@@ -997,6 +1008,27 @@ class KafkaController:
         self.send_update_metadata(ctx, [tp for tp in tps if tp in self.context.states])
         # (before 2.7 a reassignment completes through the state znode's watch instead,
         # see ``_update_current_reassignment``)
+
+
+def process_topic_ids(cc: ControllerContext, topic: str, znode: dict) -> None:
+    """KafkaController.processTopicIds for one topic (KafkaController.scala:1660@2.8.0,
+    :1710@3.9.0-rc3): the id its znode holds (TopicZNode.decode "topic_id") goes into the
+    controller's context (addTopicId). kafkasim's topics get their id when created
+    (``zk_topic_ids``), so KafkaZkClient.setTopicIds, which gives one to a topic created
+    without, has nothing to do and is not modelled."""
+    topic_id = znode.get("topic_id")
+    if topic_id is not None:
+        cc.add_topic_id(topic, topic_id)
+
+
+def request_topic_ids(cc: ControllerContext, states) -> tuple[tuple[str, str], ...]:
+    """The topic ids of a LeaderAndIsr (v5+) or UpdateMetadata (v7+):
+    ControllerBrokerRequestBatch.sendLeaderAndIsrRequest's topicIds and the
+    UpdateMetadataTopicStates' (ControllerChannelManager.scala:548, :620@3.9.0-rc3): each
+    topic of the request's partition states with the controller's id for it,
+    Uuid.ZERO_UUID for one it has none for, in the order the states name them."""
+    topics = dict.fromkeys(st.topic for st in states)
+    return tuple((t, cc.topic_ids.get(t, ZERO_UUID)) for t in topics)
 
 
 def _requested_recovery_state(ctx, req: AlterPartitionRequest, i: int) -> int:

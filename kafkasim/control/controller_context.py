@@ -102,6 +102,10 @@ class ControllerContext:
     replica_states: dict[PartitionAndReplica, ReplicaState] = field(default_factory=dict)
     # ControllerStats: the unclean elections this controller made (uncleanLeaderElectionRate)
     stats: ControllerStats = field(default_factory=ControllerStats)
+    # KIP-516 (2.8+, rule ``zk_topic_ids``): topicIds and topicNames, each topic's id as its
+    # znode holds it (KafkaController.processTopicIds: addTopicId)
+    topic_ids: dict[str, str] = field(default_factory=dict)
+    topic_names: dict[str, str] = field(default_factory=dict)
 
     def partition_full_replica_assignment(self, tp: TopicPartition) -> ReplicaAssignment:
         """partitionFullReplicaAssignment: an empty assignment for an unknown partition."""
@@ -155,6 +159,21 @@ class ControllerContext:
     def all_topics(self) -> set[str]:
         """allTopics: every topic the controller knows."""
         return {tp[0] for tp in self.assignments}
+
+    def add_topic_id(self, topic: str, topic_id: str) -> None:
+        """addTopicId (ControllerContext.scala:133@3.0.0): remember ``topic``'s id and the topic
+        of the id. Another id for the topic, or the id for another topic, is Kafka's
+        IllegalStateException (a ValueError here), and nothing changes."""
+        existing = self.topic_ids.get(topic, topic_id)
+        if existing != topic_id:
+            raise ValueError(f"topic ID map already contained ID for topic {topic} and new ID "
+                             f"{topic_id} did not match existing ID {existing}")
+        name = self.topic_names.get(topic_id, topic)
+        if name != topic:
+            raise ValueError(f"topic name map already contained ID {topic_id} and new name "
+                             f"{topic} did not match existing name {name}")
+        self.topic_ids[topic] = topic_id
+        self.topic_names[topic_id] = topic
 
     def live_broker_ids(self) -> list[int]:
         """liveBrokerIds: live brokers not in controlled shutdown."""

@@ -33,14 +33,23 @@ class FakeLogManager:
     def __init__(self, logs: dict[tuple[str, int], Log]) -> None:
         self.logs = logs
 
-    def get_or_create_log(self, ctx: Any, topic: str, partition: int) -> Log:
+    def get_or_create_log(self, ctx: Any, topic: str, partition: int,
+                          topic_id: str | None = None) -> Log:
+        """The partition's log, a new one the first time; ``topic_id`` is given to a log
+        without one (the fake's logs keep no partition.metadata, so they take none)."""
         log = self.logs.get((topic, partition))
         if log is None:
             log = self.logs[(topic, partition)] = Log(topic, partition)
             log.listener = ctx
             log.producer_states.evicts_below_log_start = \
                 ctx.rules.clients.producer_state_evicts_below_log_start
+        if topic_id is not None:
+            log.assign_topic_id(topic_id)
         return log
+
+    def get_log(self, tp) -> Log | None:
+        """LogManager.getLog: the partition's log, None if there is none."""
+        return self.logs.get(tp)
 
     def delete_log(self, tp) -> None:
         self.logs.pop(tp, None)

@@ -118,7 +118,8 @@ class ReplicaManagerContext(PartitionContext, Outbox, Protocol):
     # metadata cache (``metadata``), the fetcher threads, the log manager and the
     # AlterPartitionManager
     fetchers: dict[tuple[int, int], ReplicaFetcherThread]   # (leader, fetcher id) -> thread
-    log_manager: Any                # get_or_create_log(ctx, topic, partition), delete_log(tp)
+    log_manager: Any                # get_or_create_log(ctx, topic, partition[, topic_id]),
+                                    # get_log(tp), delete_log(tp)
     alter_partition_manager: Any    # clear_pending(tp) (2.7-2.8)
 
 

@@ -189,6 +189,8 @@ class PartitionState:
 
 #: AbstractControlRequest.UNKNOWN_BROKER_EPOCH: a control request without a broker epoch
 UNKNOWN_BROKER_EPOCH = -1
+#: Uuid.ZERO_UUID as Uuid.toString prints it: no topic id (KIP-516)
+ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"
 
 
 @dataclass(slots=True)
@@ -200,6 +202,27 @@ class LeaderAndIsrRequest(Message):
     live_leaders: tuple[int, ...] = ()
     # KIP-380 (v2+, 2.2): the controller's view of the receiver's broker epoch
     broker_epoch: int = UNKNOWN_BROKER_EPOCH
+    # KIP-516 (v5+, 2.8; rule ``zk_topic_ids``): LeaderAndIsrRequest.topicIds(), the id of each
+    # topic of ``partition_states`` the controller knows (LeaderAndIsrTopicState.topicId), as
+    # (topic, id) pairs in the order of the states; empty before 2.8 (v0-v4: no ids). A
+    # mapping given here is kept as its pairs.
+    topic_ids: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.topic_ids, tuple):
+            self.topic_ids = tuple(dict(self.topic_ids).items())
+
+    def topic_id(self, topic: str) -> str | None:
+        """``topicIds().get(topic)``: the request's id of ``topic``, None when it has none."""
+        return topic_id_of(self.topic_ids, topic)
+
+
+def topic_id_of(topic_ids: tuple[tuple[str, str], ...], topic: str) -> str | None:
+    """The id of ``topic`` in a control request's (topic, id) pairs, None if it is not there."""
+    for name, topic_id in topic_ids:
+        if name == topic:
+            return topic_id
+    return None
 
 
 @dataclass(slots=True)
@@ -242,6 +265,14 @@ class UpdateMetadataRequest(Message):
     live_brokers: tuple[int | UpdateMetadataBroker, ...]
     # KIP-380 (v5+, 2.2): the controller's view of the receiver's broker epoch
     broker_epoch: int = UNKNOWN_BROKER_EPOCH
+    # KIP-516 (v7+, 2.8; rule ``zk_topic_ids``): UpdateMetadataTopicState.topicId of each topic
+    # of ``partition_states`` as (topic, id) pairs, Uuid.ZERO_UUID for a topic the controller
+    # has no id for; empty before 2.8
+    topic_ids: tuple[tuple[str, str], ...] = ()
+
+    def topic_id(self, topic: str) -> str | None:
+        """``topicIds().get(topic)``: the request's id of ``topic``, None when it has none."""
+        return topic_id_of(self.topic_ids, topic)
 
 
 @dataclass(slots=True)

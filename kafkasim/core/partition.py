@@ -28,7 +28,7 @@ from kafkasim.core.log import (
     RecordChunk,
     TimestampAndOffset,
 )
-from kafkasim.core.messages import EpochEndOffset
+from kafkasim.core.messages import ZERO_UUID, EpochEndOffset
 from kafkasim.core.rules import NEVER_MS, ReplicaState
 
 if TYPE_CHECKING:   # types only: no import of the context at run time
@@ -207,6 +207,21 @@ class _IsrEligibleReplicas:
     def __contains__(self, replica_id: object) -> bool:
         return isinstance(replica_id, int) and \
             self.partition.is_replica_isr_eligible(self.ctx, replica_id)
+
+
+def check_or_set_topic_id(partition: Partition, request_topic_id: str | None) -> bool:
+    """Partition.checkOrSetTopicId (Partition.scala:438@2.8.0; 2.8 only, replaced in 3.0 by
+    ReplicaManager.hasConsistentTopicId): a request without an id (None or the zero Uuid) is
+    consistent; a log without an id takes the request's (UnifiedLog.assignTopicId: its
+    partition.metadata is written); otherwise the ids must match. A function, not a method:
+    Partition is at its member limit."""
+    if request_topic_id is None or request_topic_id == ZERO_UUID:
+        return True
+    log = partition.log
+    if log.topic_id is None:
+        log.assign_topic_id(request_topic_id)
+        return True
+    return log.topic_id == request_topic_id
 
 
 class Partition:

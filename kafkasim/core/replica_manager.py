@@ -35,6 +35,7 @@ from kafkasim.core.fetcher import (
 from kafkasim.core.leader_epoch import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
 from kafkasim.core.log import RecordChunk, TimestampAndOffset
 from kafkasim.core.messages import (
+    ZERO_UUID,
     EpochEndOffset,
     FetchPartitionData,
     FetchRequest,
@@ -48,7 +49,7 @@ from kafkasim.core.messages import (
     ProduceRequest,
     ProduceResponse,
 )
-from kafkasim.core.partition import Partition, is_stale_partition_epoch
+from kafkasim.core.partition import Partition, check_or_set_topic_id, is_stale_partition_epoch
 
 if TYPE_CHECKING:   # types only: no import of the context at run time
     from kafkasim.core.interfaces import ReplicaManagerContext
@@ -360,6 +361,64 @@ def _keeps_fetching(ctx: ReplicaManagerContext, tp, st: PartitionState, old_lead
     return True
 
 
+def topic_id_from_request(msg: LeaderAndIsrRequest, topic: str) -> str | None:
+    """becomeLeaderOrFollower's topicIdFromRequest (ReplicaManager.scala:1303@3.0.0): the
+    request's id of ``topic``, None when it has none or the zero Uuid (topic ids not in use:
+    LeaderAndIsr before v5, 2.8)."""
+    topic_id = msg.topic_id(topic)
+    return None if topic_id in (None, ZERO_UUID) else topic_id
+
+
+def has_consistent_topic_id(request_topic_id: str | None, log_topic_id: str | None) -> bool:
+    """ReplicaManager.hasConsistentTopicId (ReplicaManager.scala:1485@3.0.0): a request
+    without an id, or a log without one, is consistent; otherwise the two must match."""
+    return request_topic_id is None or log_topic_id is None or \
+        log_topic_id == request_topic_id
+
+
+def check_topic_id(ctx: ReplicaManagerContext, part: Partition | None, st: PartitionState,
+                   topic_id: str | None) -> str | None:
+    """The topic id step of becomeLeaderOrFollower, before the leader epoch is compared
+    (KIP-516, 2.8+): the error to answer for the partition, None to go on. A log whose id is
+    not the request's answers INCONSISTENT_TOPIC_ID (the partition is left alone). 2.8:
+    Partition.checkOrSetTopicId, which also gives the request's id to the log the Partition
+    holds if it has none. 3.0+ (``leader_and_isr_creates_log_with_topic_id``): the log is the
+    Partition's, else the one LogManager holds (Partition.topicId: a restarted broker's log
+    read its id from partition.metadata); a request at the partition's current leader epoch
+    gives its id to a log without one and answers NONE (KAFKA-13132), where it would have been
+    STALE_CONTROLLER_EPOCH."""
+    if topic_id is None:
+        return None
+    if not ctx.rules.controller.leader_and_isr_creates_log_with_topic_id:
+        return None if part is None or check_or_set_topic_id(part, topic_id) \
+            else E.INCONSISTENT_TOPIC_ID
+    log = part.log if part is not None else \
+        ctx.log_manager.get_log((st.topic, st.partition))
+    log_topic_id = log.topic_id if log is not None else None
+    if not has_consistent_topic_id(topic_id, log_topic_id):
+        return E.INCONSISTENT_TOPIC_ID
+    if part is not None and st.leader_epoch == part.leader_epoch and log_topic_id is None:
+        part.log.assign_topic_id(topic_id)   # "upgrade to using topic IDs without bumping"
+        return E.NONE
+    return None
+
+
+def _give_log_topic_id(ctx: ReplicaManagerContext, part: Partition | None, st: PartitionState,
+                       topic_id: str | None) -> None:
+    """makeLeader / makeFollower's createLogIfNotExists(topicId) (3.0+, KAFKA-12426): the log
+    of a partition that took the request's state, or of a follower whose leader is not alive
+    (makeFollowers creates its log all the same, KAFKA-1647), gets the request's topic id if
+    it has none (LogManager.getOrCreateLog(topicId) / UnifiedLog.assignTopicId:
+    partition.metadata is written before any record). A state skipped for its stale
+    partition epoch creates nothing."""
+    if topic_id is None or part is None or part.log.topic_id is not None or \
+            not ctx.rules.controller.leader_and_isr_creates_log_with_topic_id:
+        return
+    if part.leader_epoch == st.leader_epoch or \
+            (st.leader != ctx.id and not _leader_alive_for_follower(ctx, st.leader)):
+        part.log.assign_topic_id(topic_id)
+
+
 class ReplicaManager:
     __slots__ = ("partitions", "delayed_produce", "produce_waiters", "delayed_fetch",
                  "follower_fetch_waiters", "consumer_fetch_waiters", "next_delayed_id",
@@ -401,6 +460,12 @@ class ReplicaManager:
         ctx.metadata.controller_id = msg.controller_id
         errors = []
         for st in msg.partition_states:
+            topic_id = topic_id_from_request(msg, st.topic)
+            error = check_topic_id(ctx, self.partitions.get((st.topic, st.partition)), st,
+                                   topic_id)
+            if error is not None:   # INCONSISTENT_TOPIC_ID, or the id given at the same epoch
+                errors.append((st.topic, st.partition, error))
+                continue
             if ctx.id not in st.replicas:
                 # not an assigned replica: ignored, UNKNOWN_TOPIC_OR_PARTITION (after the
                 # leader-epoch check)
@@ -410,6 +475,8 @@ class ReplicaManager:
                                else E.UNKNOWN_TOPIC_OR_PARTITION))
                 continue
             errors.append((st.topic, st.partition, self.apply_partition_state(ctx, st)))
+            _give_log_topic_id(ctx, self.partitions.get((st.topic, st.partition)), st,
+                               topic_id)
         ctx.send(src, LeaderAndIsrResponse(msg.controller_epoch, E.NONE, tuple(errors)))
 
     def apply_delta(self, ctx: ReplicaManagerContext, delta, new_image=None) -> None:

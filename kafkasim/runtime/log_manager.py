@@ -470,9 +470,13 @@ class LogManager:
 
 
 def _known_topic_id(ctx: Any, topic: str) -> str | None:
-    """The topic id the broker's metadata knows for ``topic`` (KRaft: the image's; kafkasim's
-    ZooKeeper brokers know none), None for none or the zero uuid."""
-    lookup = getattr(getattr(ctx, "metadata", None), "topic_id", None)
+    """The topic id a KRaft broker's metadata image knows for ``topic``, None for none or the
+    zero uuid. A ZooKeeper broker's log gets its id from the LeaderAndIsr only
+    (ReplicaManager.becomeLeaderOrFollower), not from its metadata cache."""
+    metadata = getattr(ctx, "metadata", None)
+    if not getattr(metadata, "kraft", False):
+        return None
+    lookup = getattr(metadata, "topic_id", None)
     topic_id = lookup(topic) if lookup is not None else None
     return None if topic_id in (None, ZERO_UUID) else topic_id
 

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, ClassVar, NamedTuple
 from kafkasim.core import errors as E
 from kafkasim.core.messages import (
     DEFAULT_LISTENER,
+    ZERO_UUID,
     PartitionState,
     UpdateMetadataBroker,
     UpdateMetadataRequest,
@@ -44,7 +45,6 @@ if TYPE_CHECKING:
 LEADER_DURING_DELETE = -2   # LeaderAndIsr.LeaderDuringDelete: the partition's topic is deleted
 NO_LEADER_ID = -1           # MetadataResponse.NO_LEADER_ID
 KRAFT_CONTROLLER_EPOCH = -1  # KRaft partition states carry no controller epoch
-ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})   # Topic.isInternal
 LISTENER_NOT_FOUND = "LISTENER_NOT_FOUND"
 REPLICA_NOT_AVAILABLE = "REPLICA_NOT_AVAILABLE"
@@ -266,6 +266,8 @@ class ZkMetadataCache(MetadataCache):
 
     # aliveBrokers: broker id -> its UpdateMetadataBroker (listeners by name, rack)
     alive_brokers: dict[int, UpdateMetadataBroker] = field(default_factory=dict)
+    # MetadataSnapshot.topicIds (KIP-516, UpdateMetadata v7+, 2.8): topic -> id
+    topic_ids: dict[str, str] = field(default_factory=dict)
 
     def update_metadata(self, correlation_id: int, request: UpdateMetadataRequest
                         ) -> list[tuple[str, int]]:
@@ -278,6 +280,11 @@ class ZkMetadataCache(MetadataCache):
                    for b in request.live_brokers]
         self.alive_brokers = {b.id: b for b in brokers}
         self.live_brokers = tuple(b.id for b in brokers)
+        for topic, topic_id in request.topic_ids:   # ZkMetadataCache.scala:548@3.9.0-rc3
+            if topic_id == ZERO_UUID:
+                self.topic_ids.pop(topic, None)
+            else:
+                self.topic_ids[topic] = topic_id
         deleted: dict[tuple[str, int], None] = {}
         for st in request.partition_states:
             tp = (st.topic, st.partition)
@@ -292,6 +299,10 @@ class ZkMetadataCache(MetadataCache):
     def _partition_states(self, topic: str) -> list[PartitionState] | None:
         states = [st for (t, _p), st in self.partitions.items() if t == topic]
         return states or None
+
+    def topic_id(self, topic: str) -> str:
+        """``getTopicId``: the id UpdateMetadata gave ``topic``, Uuid.ZERO_UUID without one."""
+        return self.topic_ids.get(topic, ZERO_UUID)
 
     def _alive_node(self, broker_id: int, listener_name: str) -> Node | None:
         return self.get_alive_broker_node(broker_id, listener_name)

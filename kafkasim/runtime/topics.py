@@ -124,11 +124,16 @@ def create_topic(cluster, name: str, partitions: int, replication_factor: int | 
                                      overrides)
     else:
         assign = _create_topic_zk(cluster, name, partitions, replication_factor, assignment)
-    topics.add(name, overrides, tconf, topic_id(name, cluster.engine.seed), len(assign))
+    new_id = topic_id(name, cluster.engine.seed)
+    topics.add(name, overrides, tconf, new_id, len(assign))
     if cluster.kraft is None:
-        cluster.zk.create(f"/brokers/topics/{name}", json.dumps(
-            {"version": 3, "partitions": {str(p): r for p, r in assign.items()},
-             "adding_replicas": {}, "removing_replicas": {}}, separators=(",", ":")))
+        znode = {"version": 3, "partitions": {str(p): r for p, r in assign.items()},
+                 "adding_replicas": {}, "removing_replicas": {}}
+        if cluster.rules.controller.zk_topic_ids:
+            # AdminZkClient.writeTopicPartitionAssignment (usesTopicId, 2.8+): the new topic's
+            # id in its znode (TopicZNode.encode), the one kafka-topics --describe prints
+            znode["topic_id"] = new_id
+        cluster.zk.create(f"/brokers/topics/{name}", json.dumps(znode, separators=(",", ":")))
         cluster.engine.schedule(0, "controller_event", "topic_change", (name,))
     if wait:
         cluster.run_until(lambda c: topic_ready(c, name), timeout_ms=TOPIC_READY_TIMEOUT_MS)

@@ -1225,6 +1225,33 @@ class ControllerRules:
         doc="the broker logs an error if broker.heartbeat.interval.ms > "
         "broker.session.timeout.ms / 2",
     )
+    # KIP-516 (2.8.0) in ZooKeeper mode (KafkaConfig.usesTopicId: inter.broker.protocol.version
+    # >= 2.8-IV0, the release's default): AdminZkClient.writeTopicPartitionAssignment puts a new
+    # topic's random id in its znode (TopicZNode.encode "topic_id"), the controller keeps the
+    # ids in ControllerContext.topicIds (KafkaController.processTopicIds gives a topic without
+    # one an id, KafkaZkClient.setTopicIds), LeaderAndIsr v5 carries them (topicIds) and the
+    # broker checks them against its logs (ReplicaManager.becomeLeaderOrFollower:
+    # INCONSISTENT_TOPIC_ID) and writes partition.metadata. Before, no ids (LeaderAndIsr v4).
+    zk_topic_ids: bool = _rule(
+        since="2.8",
+        ref="KIP-516 (KafkaController.processTopicIds, LeaderAndIsrRequest v5 @2.8.0)",
+        doc="ZooKeeper mode: the controller gives each topic an id (znode topic_id) and "
+        "LeaderAndIsr carries it; brokers check it and write partition.metadata",
+    )
+    # KAFKA-12426 (3.0.0, commit 40f001c) and KAFKA-13132 (3.0.0, 168d5c3 / 93c68fe): a
+    # LeaderAndIsr's topic id reaches the log when makeLeader / makeFollower create it
+    # (Partition.createLogIfNotExists(topicId), LogManager.getOrCreateLog(topicId)), and a
+    # request at the partition's current leader epoch gives an id to a log without one (answer
+    # NONE). In 2.8 only Partition.checkOrSetTopicId set it, before the epoch check and only on
+    # a log the Partition already held: a partition's first LeaderAndIsr creates its log
+    # without an id, which the next LeaderAndIsr for it gives (Partition.scala @2.8.0).
+    leader_and_isr_creates_log_with_topic_id: bool = _rule(
+        since="3.0",
+        ref="KAFKA-12426, KAFKA-13132 (Partition.createLogIfNotExists @3.0.0)",
+        doc="ZooKeeper mode: a LeaderAndIsr's topic id is given to the log it creates and to "
+        "an existing log without one at the same leader epoch (2.8: only to a log the "
+        "Partition already held)",
+    )
 
 
 @dataclass(frozen=True)
