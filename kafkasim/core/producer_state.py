@@ -29,6 +29,7 @@ UNKNOWN_PRODUCER_ID (UnknownProducerIdException), 0.11 OUT_OF_ORDER_SEQUENCE_NUM
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -71,15 +72,15 @@ class BatchMetadata:
 @dataclass(slots=True)
 class ProducerStateEntry:
     epoch: int
-    batches: list[BatchMetadata] = field(default_factory=list)
+    #: the metadata of the producer's last NUM_BATCHES_TO_RETAIN batches, oldest first (Kafka's
+    #: ArrayDeque batchMetadata; here the deque's maxlen drops the oldest)
+    batches: deque[BatchMetadata] = field(
+        default_factory=lambda: deque(maxlen=NUM_BATCHES_TO_RETAIN))
 
     def add(self, first_seq: int, last_seq: int, first_offset: int) -> None:
         """ProducerStateEntry.addBatchMetadata: keep the batch's metadata, the oldest of more
-        than NUM_BATCHES_TO_RETAIN dropped."""
-        b = self.batches
-        b.append(BatchMetadata(first_seq, last_seq, first_offset))
-        if len(b) > NUM_BATCHES_TO_RETAIN:
-            del b[0]
+        than NUM_BATCHES_TO_RETAIN dropped (the deque's maxlen)."""
+        self.batches.append(BatchMetadata(first_seq, last_seq, first_offset))
 
     @property
     def last_seq(self) -> int:

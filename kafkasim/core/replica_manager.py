@@ -186,9 +186,9 @@ def _diverging_epoch(ctx: ReplicaManagerContext, fp, log, hw: int, leo: int, ls:
     epoch, end = log.leader_epoch_cache.end_offset_for(last_fetched, leo)
     # an epoch the leader cannot place, or (KAFKA-12996, 3.0+) an offset below its log
     # start, is OFFSET_OUT_OF_RANGE, not divergence
-    below_start = fp.fetch_offset < ls and \
-        ctx.rules.fetch.fetch_offset_below_log_start_before_divergence
-    if epoch == UNDEFINED_EPOCH or end == UNDEFINED_EPOCH_OFFSET or below_start:
+    if epoch == UNDEFINED_EPOCH or end == UNDEFINED_EPOCH_OFFSET or (
+            fp.fetch_offset < ls
+            and ctx.rules.fetch.fetch_offset_below_log_start_before_divergence):
         return _fetch_error(fp, E.OFFSET_OUT_OF_RANGE, hw, ls, leo)
     if epoch < last_fetched or end < fp.fetch_offset:
         return _no_records(fp, hw, ls, leo, (epoch, end))
