@@ -26,7 +26,7 @@ def _produce_sends(c, t0: int, client: str = "p") -> list[tuple[int, int]]:
             and row[1] == "send" and row[5][0] == "ProduceRequest"]
 
 
-def test_when_produce_response_returns_with_a_leader_ship_change_error_but_no_new_leader_information():
+def test_when_produce_response_returns_with_a_leader_ship_change_error_but_no_new_leader_information():  # noqa: E501
     """SenderTest.testWhenProduceResponseReturnsWithALeaderShipChangeErrorButNoNewLeaderInformation
     @3.9.0, on a 3.6 cluster (no CurrentLeader in the answer): after NOT_LEADER_OR_FOLLOWER the
     batch is not done, the metadata is unchanged (leader 1, its epoch), an update is requested

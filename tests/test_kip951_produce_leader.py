@@ -76,7 +76,7 @@ def test_before_kip_951_the_producer_waits_for_metadata(version):
     sends = [(row[0], row[5][1]) for row in c.trace.rows if row[0] >= t0 and row[2] == "p"
              and row[1] == "send" and row[5][0] == "ProduceRequest"]
     assert {dst for _t, dst in sends} == {1}
-    assert all(b[0] - a[0] >= 500 for a, b in zip(sends, sends[1:]))
+    assert all(b[0] - a[0] >= 500 for a, b in zip(sends, sends[1:], strict=False))
     c.release("MetadataRequest", src="p")
     c.run(3000)
     assert r.acked and r.offset == 1
