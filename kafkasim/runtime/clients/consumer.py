@@ -566,8 +566,10 @@ class Consumer:
 
     def on_disconnect(self, dst, msg) -> None:
         """The broker died: the request fails now; leaders are looked up again next poll."""
-        if self.client.complete(getattr(msg, "correlation_id", -1))[0] is None:
+        corr = getattr(msg, "correlation_id", -1)
+        if self.client.complete(corr)[0] is None:
             return
+        self.client.forget(corr)
         if isinstance(msg, FetchRequest):
             # AbstractFetch.handleFetchFailure (3.4+): the session's partitions forget their
             # preferred read replica
@@ -585,9 +587,15 @@ class Consumer:
 
     # -- responses --------------------------------------------------------------------------
     def on_message(self, src, msg) -> None:
-        kind, request = self.client.complete(getattr(msg, "correlation_id", -1))
+        corr = getattr(msg, "correlation_id", -1)
+        kind, request = self.client.complete(corr)
         if kind is None:
             return
+        self._dispatch(msg, request)
+        self.client.forget(corr)
+
+    def _dispatch(self, msg, request) -> None:
+        """The answer ``msg`` to ``request``, to the part of the consumer that takes it."""
         if isinstance(msg, MetadataResponse):
             self._on_metadata(msg)
         elif isinstance(msg, ListOffsetsResponse):

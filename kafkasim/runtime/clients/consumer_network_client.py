@@ -56,11 +56,15 @@ class ConsumerNetworkClient:
         """The answer (or failure) of request ``corr`` came: its kind (None: not awaited any
         more) and the request."""
         kind = self.pending.pop(corr, None)
-        request = self.sent_to.pop(corr, (None, None))[1]
+        request = self.sent_to.get(corr, (None, None))[1]   # (``forget`` drops it)
         self.fetch_deadlines.pop(corr, None)
         if kind is not None:
             self.wakeups += 1
         return kind, request
+
+    def forget(self, corr: int) -> None:
+        """Request ``corr`` is dealt with: its record goes."""
+        self.sent_to.pop(corr, None)
 
     def _awaiting(self) -> bool:
         return any(kind != FETCH for kind in self.pending.values())
@@ -71,7 +75,8 @@ class ConsumerNetworkClient:
         self.cluster.run_until(lambda _c: not self._awaiting(), timeout_ms)
         for corr in [c for c, kind in self.pending.items() if kind != FETCH]:
             del self.pending[corr]
-            self.sent_to.pop(corr, None)
+        for corr in [c for c in self.sent_to if c not in self.pending]:
+            del self.sent_to[corr]
 
     def _fetches(self) -> list[int]:
         """The correlation ids of the fetches unanswered, oldest first."""
@@ -92,6 +97,7 @@ class ConsumerNetworkClient:
         for corr in list(self.fetch_deadlines):
             if corr not in self.pending or self.fetch_deadlines[corr] <= now:
                 self.complete(corr)
+                self.forget(corr)
 
     def next_fetch_deadline(self) -> int | None:
         return min((self.fetch_deadlines[c] for c in self._fetches() if c in self.fetch_deadlines),
