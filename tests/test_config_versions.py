@@ -141,6 +141,8 @@ VERSION_TABLE = [
     ("consumer", "allow.auto.create.topics", "2.3", None),      # KIP-361
     ("consumer", "client.rack", "2.4", None),                   # KIP-392
     ("consumer", "metadata.max.age.ms", "0.9.0", None),         # [CC@0.8.2]
+    ("consumer", "request.timeout.ms", "0.9.0", None),          # ConsumerConfig @0.9.0.0
+    ("consumer", "retry.backoff.ms", "0.9.0", None),            # ConsumerConfig @0.9.0.0
     ("consumer", "client.id", None, None),
 ]
 

@@ -264,7 +264,7 @@ def test_fetch_on_completed_fetches_for_all_paused_partitions():
     s.subs.pause(TP1)
     for corr in corrs:
         s.respond(corr, *[s.data((T, fp.partition), 0, 2)
-                          for fp in s.cons.sent_to[corr][1].partitions])
+                          for fp in s.cons.client.sent_to[corr][1].partitions])
     assert s.fetch_records() == {}
     assert s.send_fetches() == []
     assert len(s.cons.fetch_collector.fetch_buffer) == 4
@@ -281,7 +281,7 @@ def test_fetch_on_completed_fetches_for_some_paused_partitions():
     s.subs.pause(TP0)
     for corr in corrs:
         s.respond(corr, *[s.data((T, fp.partition), 0, 2)
-                          for fp in s.cons.sent_to[corr][1].partitions])
+                          for fp in s.cons.client.sent_to[corr][1].partitions])
     assert s.fetch_records() == {TP1: [0, 1]}
     assert {(r.partition, r.offset) for r in s.cons.fetch_collector.fetch_buffer} == \
         {(0, 0), (0, 1)}
@@ -325,7 +325,7 @@ def test_clear_buffered_data_for_topic_partitions():
     s.subs.pause(TP1)
     for corr in corrs:
         s.respond(corr, *[s.data((T, fp.partition), 0, 2)
-                          for fp in s.cons.sent_to[corr][1].partitions])
+                          for fp in s.cons.client.sent_to[corr][1].partitions])
     assert s.cons.fetch_collector.buffered_partitions() == {TP0, TP1}
     s.cons.assign([TP1])
     assert s.cons.fetch_collector.buffered_partitions() == {TP1}
@@ -335,7 +335,7 @@ def test_clear_buffered_data_for_topic_partitions():
 def _reset_answer(cons, sent, before: int, offset: int, error: str = E.NONE) -> None:
     """Answer the ListOffsetsRequest the consumer sent after ``before`` (MockClient.respond)."""
     ((broker, req),) = of_type(sent[before:], ListOffsetsRequest)
-    cons.pending[req.correlation_id] = "list_offsets"
+    cons.client.pending[req.correlation_id] = "list_offsets"
     cons.on_message(broker, ListOffsetsResponse(
         req.correlation_id, tuple((t, p, error, offset) for t, p, _ts in req.partitions)))
 
@@ -369,7 +369,7 @@ def test_reset_positions_skips_blacked_out_connections(monkeypatch):
     leader = cons.leaders[TP0]
     monkeypatch.setattr(c.transport, "is_unavailable", lambda src, dst: dst == leader)
     cons.offset_fetcher.reset_positions_if_needed([TP0], 100)
-    assert of_type(sent, ListOffsetsRequest) == [] and not cons.pending
+    assert of_type(sent, ListOffsetsRequest) == [] and not cons.client.pending
     assert subs.is_offset_reset_needed(TP0)
     assert subs.reset_strategy(TP0) is OffsetResetStrategy.EARLIEST
     monkeypatch.undo()
@@ -411,7 +411,7 @@ def test_assignment_change_with_in_flight_reset():
     assert not subs.has_valid_position(TP0)
     cons.assign([TP1])
     _reset_answer(cons, sent, 0, 5)
-    assert not subs.is_assigned(TP0) and not cons.pending
+    assert not subs.is_assigned(TP0) and not cons.client.pending
     assert subs.position(TP1) is None
 
 
@@ -634,7 +634,7 @@ def test_fetch_progress_with_missing_partition_position():
                   for t, p, ts in m.partitions}
     assert timestamps == {TP0: -1, TP1: -2}
     for broker, req in of_type(sent, ListOffsetsRequest):
-        cons.pending[req.correlation_id] = "list_offsets"
+        cons.client.pending[req.correlation_id] = "list_offsets"
         cons.on_message(broker, ListOffsetsResponse(req.correlation_id, tuple(
             (t, p, E.NONE if p == 0 else E.NOT_LEADER_OR_FOLLOWER, 2) for t, p, _ts
             in req.partitions)))

@@ -219,18 +219,19 @@ def _answer_in_poll(s, order):
     the request that asked for tp."""
     def _await(_timeout_ms):
         asked = {(fp.topic, fp.partition): corr
-                 for corr, (_b, req) in list(s.cons.sent_to.items())
-                 if isinstance(req, FetchRequest) and corr in s.cons.pending
+                 for corr, (_b, req) in list(s.cons.client.sent_to.items())
+                 if isinstance(req, FetchRequest) and corr in s.cons.client.pending
                  for fp in req.partitions}
         for tp, data in order:
             if tp in asked:
-                broker, _req = s.cons.sent_to[asked[tp]]
+                broker, _req = s.cons.client.sent_to[asked[tp]]
                 s.cons.on_message(broker, FetchResponse(asked[tp], (data,)))
-                s.cons.pending[asked[tp]] = "fetch"   # one answer per partition here
-        s.cons.pending.clear()
-        s.cons.sent_to.clear()
+                s.cons.client.pending[asked[tp]] = "fetch"   # one answer per partition here
+        s.cons.client.pending.clear()
+        s.cons.client.sent_to.clear()
+        s.cons.client.fetch_deadlines.clear()
 
-    s.cons._await = _await
+    s.cons.client.poll = _await
 
 
 def _two_partitions():
@@ -321,14 +322,14 @@ def _answer_validation(cons, epoch: int, end_offset: int, seen: list):
     """The leader's OffsetsForLeaderEpoch answer, scripted (client.respond in Kafka's test)."""
 
     def _await(_timeout_ms):
-        for corr, (_b, req) in list(cons.sent_to.items()):
-            if isinstance(req, OffsetsForLeaderEpochRequest) and corr in cons.pending:
+        for corr, (_b, req) in list(cons.client.sent_to.items()):
+            if isinstance(req, OffsetsForLeaderEpochRequest) and corr in cons.client.pending:
                 seen.append(req.partitions)
-                del cons.pending[corr]
+                del cons.client.pending[corr]
                 cons.offset_fetcher.handle_validation_response(OffsetsForLeaderEpochResponse(
                     corr, (("t", 0, "NONE", epoch, end_offset),)))
-        cons.pending.clear()
-        cons.sent_to.clear()
+        cons.client.pending.clear()
+        cons.client.sent_to.clear()
 
     cons._await = _await
 
@@ -527,12 +528,12 @@ def test_preferred_read_replica(version):
     s, follower = _preferred_at(version)
     assert s.cons.fetching_from("t", 0) == follower
     (corr,) = s.send_fetches()
-    assert s.cons.sent_to[corr][0] == follower
+    assert s.cons.client.sent_to[corr][0] == follower
     s.respond(corr, s.data(("t", 0), 3, 3, pref=99))
     assert s.fetch_records() == {("t", 0): [3, 4, 5]}
     assert s.cons.fetching_from("t", 0) == s.leader(("t", 0))
     (corr,) = s.send_fetches()
-    assert s.cons.sent_to[corr][0] == s.leader(("t", 0))
+    assert s.cons.client.sent_to[corr][0] == s.leader(("t", 0))
     assert s.cons._metadata_update_requested == (version != "2.8")
 
 
@@ -664,8 +665,8 @@ def test_seek_before_exception(version):
     _answer_in_poll(s, [(tp1, s.data(tp1, 1, err="OFFSET_OUT_OF_RANGE"))])
     fetched = s.send_fetches()
     assert len(fetched) == 1 and [fp.partition for fp in
-                                  s.cons.sent_to[fetched[0]][1].partitions] == [1]
-    s.cons._await(0)
+                                  s.cons.client.sent_to[fetched[0]][1].partitions] == [1]
+    s.cons.client.poll(0)
     assert [(r.partition, r.offset) for r in s.cons.poll(0)] == [(0, 3)]
     s.subs.seek(tp1, 10)
     _answer_in_poll(s, [])
@@ -682,7 +683,7 @@ def test_epoch_set_in_fetch_request(version):
     s.cons.leader_epochs[("t", 0)] = 99
     s.cons.seek("t", 0, 10)
     (corr,) = s.send_fetches()
-    req = s.cons.sent_to[corr][1]
+    req = s.cons.client.sent_to[corr][1]
     assert [(fp.fetch_offset, fp.current_leader_epoch) for fp in req.partitions] == [(10, 99)]
 
 

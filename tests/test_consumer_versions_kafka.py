@@ -136,7 +136,7 @@ def test_fetch_skips_blacked_out_nodes(monkeypatch, version, first):
     monkeypatch.setattr(s.c.transport, "is_unavailable", lambda src, dst: dst == leader)
     assert len(s.send_fetches()) == first
     monkeypatch.undo()
-    s.cons.pending.clear()
+    s.cons.client.pending.clear()
     assert len(s.send_fetches()) == 1
 
 
@@ -231,7 +231,7 @@ def test_fetch_position_after_exception_1_1():
     s.assign(0, 1)
     s.cons.seek(T, 0, 1)
     s.cons.seek(T, 1, 1)
-    by_tp = {s.cons.sent_to[c][1].partitions[0].partition: c for c in s.send_fetches()}
+    by_tp = {s.cons.client.sent_to[c][1].partitions[0].partition: c for c in s.send_fetches()}
     s.respond(by_tp[1], s.data(TP1, 1, 3))
     s.respond(by_tp[0], s.data(TP0, 1, err=E.OFFSET_OUT_OF_RANGE))
     assert s.fetch_records() == {TP1: [1, 2, 3]}
@@ -279,7 +279,7 @@ def test_preferred_read_replica_2_4():
     s, follower = _preferred_at_2_4()
     assert s.cons.fetching_from(T, 0) == follower
     (corr,) = s.send_fetches()
-    assert s.cons.sent_to[corr][0] == follower
+    assert s.cons.client.sent_to[corr][0] == follower
     s.respond(corr, s.data(TP0, 3, 3, pref=99))
     s.fetch_records()
     assert s.cons.fetching_from(T, 0) == s.leader(TP0)

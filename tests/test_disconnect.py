@@ -147,7 +147,9 @@ def test_a_partitioned_peer_never_receives_the_close():
 def test_consumer_fetch_parked_in_the_dead_leader_fails_with_the_disconnect():
     """A consumer's Fetch waiting in the leader's purgatory (fetch.max.wait.ms) dies with the
     process; the consumer sees the connection close one latency later and looks the leader up
-    again, instead of waiting out its poll."""
+    again at once (a MetadataRequest then), instead of waiting out fetch.max.wait.ms. The poll
+    itself goes on to its timeout, as KafkaConsumer.poll loops until records come
+    (ClassicKafkaConsumer.poll @3.9.0): there are none to read."""
     c = Cluster(3, kafka_version=ZK, latency_ms=LATENCY_MS, jitter_ms=0, seed=3)
     c.create_topic("t", assignment=[[1, 2, 3]])
     c.run(500)
@@ -156,10 +158,15 @@ def test_consumer_fetch_parked_in_the_dead_leader_fails_with_the_disconnect():
     cn.poll(timeout_ms=200)                      # positions known, nothing to read
     crash_at = c.now + 100
     c.at(crash_at, _crash_1)
-    cn.poll(timeout_ms=3000)
+    start = c.now
+    assert cn.poll(timeout_ms=3000) == []
     assert c.brokers[1].state == "stopped"
-    assert c.now == crash_at + LATENCY_MS
-    assert cn.leaders[("t", 0)] == -1            # metadata is refreshed next poll
+    assert c.now == start + 3000
+    asked = [row[0] for row in c.trace.rows if row[0] >= crash_at and row[1] == "send"
+             and row[2] == cn.client_id and row[5][0] == "MetadataRequest"]
+    assert asked and asked[0] == crash_at + LATENCY_MS
+    # the answers still name leader 1: its ZooKeeper session has not expired yet
+    assert cn.leaders[("t", 0)] == 1
 
 
 def _crash_1(cluster: Cluster) -> None:

@@ -63,10 +63,20 @@ def test_when_produce_response_returns_with_a_leadership_change_error_and_new_le
 
 @pytest.mark.parametrize("version", ["3.6", "3.5"])
 def test_before_kip_951_the_producer_waits_for_metadata(version):
+    """Before 3.7 the answer names no leader: the producer keeps its cached leader 1 (Sender
+    .completeBatch @3.6.0 only calls metadata.requestUpdate) and, while no metadata answer
+    comes, retries there every retry.backoff.ms (500), answered NOT_LEADER_OR_FOLLOWER each
+    time; the first answer naming leader 2 ends it."""
     c, p = _moved_leader(version)
+    t0 = c.now
     r = p.send("t", "after")
     c.run(3000)
-    assert r.status == "pending" and r.errors == ["NOT_LEADER_OR_FOLLOWER"]
+    assert r.status == "pending" and len(r.errors) >= 5
+    assert set(r.errors) == {"NOT_LEADER_OR_FOLLOWER"}
+    sends = [(row[0], row[5][1]) for row in c.trace.rows if row[0] >= t0 and row[2] == "p"
+             and row[1] == "send" and row[5][0] == "ProduceRequest"]
+    assert {dst for _t, dst in sends} == {1}
+    assert all(b[0] - a[0] >= 500 for a, b in zip(sends, sends[1:], strict=False))
     c.release("MetadataRequest", src="p")
     c.run(3000)
     assert r.acked and r.offset == 1

@@ -229,15 +229,23 @@ def test_a_lagging_broker_does_not_send_the_producer_back_to_the_old_leader():
 
 def test_before_kafka_7738_a_lagging_broker_sends_the_producer_back():
     """2.1: broker 3's stale answer replaces the cached leader; the next record goes to the old
-    leader 1 and is answered NOT_LEADER_FOR_PARTITION while the producer's metadata requests
-    reach only broker 3."""
+    leader 1 and is answered NOT_LEADER_FOR_PARTITION. Meanwhile the answer to the refresh the
+    helper released (from broker 1 or 2) names leader 2 again, and the error does not make the
+    producer forget it (Sender.completeBatch @2.1.0 only calls metadata.requestUpdate): the
+    retry goes to broker 2 after retry.backoff.ms."""
     c, p, old_epoch = _producer_asks_a_lagging_broker("2.1")
     assert (p.leaders[("t", 0)], p.leader_epochs[("t", 0)]) == (1, old_epoch)
     c.hold("MetadataRequest", src="p", dst=1)
     c.hold("MetadataRequest", src="p", dst=2)
+    t0 = c.now
     r = p.send("t", "after")
     c.run(3000)
-    assert r.status == "pending" and r.errors[:1] == ["NOT_LEADER_FOR_PARTITION"]
+    assert r.errors[:1] == ["NOT_LEADER_FOR_PARTITION"]
+    produce = [(row[0], row[5][1]) for row in c.trace.rows if row[0] >= t0 and row[2] == "p"
+               and row[1] == "send" and row[5][0] == "ProduceRequest"]
+    assert [dst for _t, dst in produce] == [1, 2]
+    assert produce[1][0] - produce[0][0] >= 100   # retry.backoff.ms
+    assert r.acked and r.offset == 1
 
 
 # ------------------------------------------------ LogTest.testDuplicateAppends @1.0.0 (leader)

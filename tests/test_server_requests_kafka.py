@@ -983,7 +983,7 @@ def test_get_offsets_fenced_or_unknown_leader_epoch(stale):
     handle = fetcher.handle_list_offsets_response
 
     def spy(msg):
-        request = consumer.sent_to[msg.correlation_id][1]
+        request = consumer.client.sent_to[msg.correlation_id][1]
         answers.append((request.current_leader_epochs, tuple(p[2] for p in msg.partitions),
                         fetcher.consumer.subscriptions.is_offset_reset_needed(TP)))
         handle(msg)

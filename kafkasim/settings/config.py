@@ -1059,6 +1059,20 @@ CONSUMER: dict[str, ConfigDef] = dict(
             "Forced metadata refresh interval; also how long a preferred read replica is kept.",
             unit="ms", valid=_AT_LEAST_0, since="0.9.0", change_ref="ConsumerConfig @0.9.0.0",
         ),
+        _cfg(
+            "request.timeout.ms", "int",
+            by_version(("0.9.0", 40000), ("0.10.1", 305000), ("2.0", 30000)),
+            "How long the consumer waits for an answer (a fetch included) before giving the "
+            "request up.",
+            unit="ms", valid=_AT_LEAST_0, since="0.9.0",
+            change_ref="ConsumerConfig @0.9.0.0 / @0.10.1.0 (KIP-62) / @2.0.0 (KIP-266)",
+        ),
+        _cfg(
+            "retry.backoff.ms", "long", 100,
+            "Wait before asking again after a failed request; the longest network wait of a "
+            "poll while a position is missing or nothing is in flight.",
+            unit="ms", valid=_AT_LEAST_0, since="0.9.0", change_ref="ConsumerConfig @0.9.0.0",
+        ),
         _cfg("client.id", "string", "", "Logical name of the client in logs and metrics."),
     ]
 )

@@ -1,7 +1,11 @@
 """The consumer: assigned partitions, position, committed offset, fetches bounded by the HW.
 
-``poll`` sends one Fetch per leader for the assigned partitions and runs the simulation until the
-answers arrive (or ``timeout_ms``). The position is the next offset to read; the committed offset
+``poll`` is KafkaConsumer.poll(Duration) of the classic consumer (ClassicKafkaConsumer.poll
+@3.9.0, KafkaConsumer.poll before): until it has records or ``timeout_ms`` passes, it updates the
+positions, returns what the fetch buffer holds, else sends a Fetch to each leader (or preferred
+read replica) without one in flight and waits for the next answer. A fetch outlives the poll that
+sent it: its answer, if it comes between polls, waits in the fetch buffer and moves the position
+only when a poll collects it. The position is the next offset to read; the committed offset
 is what the group resumes from (fact sheet §13). Consumers read only below the high watermark the
 leader serves with each response.
 
@@ -47,6 +51,10 @@ from kafkasim.runtime.clients.consumer_metadata import (
     ConsumerMetadata,
     ensure_subscribed_assignment,
 )
+from kafkasim.runtime.clients.consumer_network_client import (
+    DEFAULT_REQUEST_TIMEOUT_MS,
+    ConsumerNetworkClient,
+)
 from kafkasim.runtime.clients.subscription_state import (
     EpochEndOffset,
     FetchPosition,
@@ -61,6 +69,8 @@ from kafkasim.settings.exceptions import ClusterError
 
 #: OffsetsForLeaderEpoch / Fetch replica id of a consumer (FetchRequest.CONSUMER_REPLICA_ID)
 CONSUMER_REPLICA_ID = -1
+#: rounds of the poll loop without the clock moving before its network poll waits 1 ms
+_IDLE_ROUNDS = 3
 
 
 class InvalidOffsetException(RuntimeError):
@@ -157,9 +167,10 @@ class Consumer:
         self.consumed: list[ConsumerRecord] = []
         self.fetch_collector = FetchCollector(self)
         self.offset_fetcher = OffsetFetcher(self)
-        self.correlation = 0
-        self.pending: dict[int, str] = {}        # correlation id -> kind of request outstanding
-        self.sent_to: dict[int, tuple] = {}      # correlation id -> (broker, request)
+        # its requests on the wire (ConsumerNetworkClient); fetches outlive the poll that sent
+        # them, their answers wait in the fetch buffer
+        self.client = ConsumerNetworkClient(
+            cluster, client_id, self.config.get("request.timeout.ms", DEFAULT_REQUEST_TIMEOUT_MS))
         self.errors: list[tuple[int, str, int, str]] = []
 
     def __repr__(self) -> str:
@@ -319,19 +330,15 @@ class Consumer:
 
     # -- polling ----------------------------------------------------------------------------
     def _send(self, broker: int, msg, kind: str) -> int:
-        self.pending[msg.correlation_id] = kind
-        self.sent_to[msg.correlation_id] = (broker, msg)
-        self.cluster.transport.send(self.client_id, broker, msg)
-        return msg.correlation_id
+        return self.client.send(broker, msg, kind)
 
     def _next_corr(self) -> int:
-        self.correlation += 1
-        return self.correlation
+        return self.client.next_corr()
 
     def _await(self, timeout_ms: int) -> None:
-        self.cluster.run_until(lambda c: not self.pending, timeout_ms)
-        self.pending.clear()   # anything unanswered by now is abandoned (request timeout)
-        self.sent_to.clear()
+        """Run until the requests sent (but fetches) are answered; what is unanswered after
+        ``timeout_ms`` is abandoned (kafkasim's request timeout for them)."""
+        self.client.await_requests(timeout_ms)
 
     def _refresh_metadata(self, timeout_ms: int) -> None:
         c = self.cluster
@@ -381,15 +388,12 @@ class Consumer:
             return preferred
         return self._leader_for(tp)
 
-    def _preferred_count(self) -> int:
-        return sum(s.preferred_read_replica is not None
-                   for s in self.subscriptions.assignment.values())
-
     def poll(self, timeout_ms: int = 1000, max_records: int | None = None
              ) -> list[ConsumerRecord]:
-        """KafkaConsumer.poll: positions first, then the records already fetched if there are
-        any (pollForFetches), else a fetch from the leaders (or preferred read replicas) of the
-        assigned partitions; returns at most max.poll.records new records. Raises
+        """KafkaConsumer.poll(Duration) (ClassicKafkaConsumer.poll @3.9.0): until records come
+        or ``timeout_ms`` passes, over and over: the assignment and positions
+        (updateAssignmentMetadataIfNeeded), then ``_poll_for_fetches``. Returns at most
+        max.poll.records records, or none when the time ran out. Raises
         OffsetOutOfRangeException for an out-of-range partition without a reset policy when it
         has no records to return."""
         validation.check_poll(timeout_ms, max_records)
@@ -397,33 +401,46 @@ class Consumer:
             raise E.IllegalStateException(
                 "Consumer is not subscribed to any topics or assigned any partitions: call "
                 "assign() first")
-        deadline = self.cluster.now + timeout_ms
-        ensure_subscribed_assignment(self, timeout_ms)
-        if not self.assignment:
-            return []
-        timeout_ms = deadline - self.cluster.now
-        self._update_fetch_positions(timeout_ms)
+        c = self.cluster
+        deadline = c.now + timeout_ms
+        limit = max_records if max_records is not None else self.config["max.poll.records"]
+        idle_rounds = 0
+        while True:   # do { ... } while (timer.notExpired())
+            start = c.now
+            ensure_subscribed_assignment(self, deadline - c.now)   # (coordinator.poll)
+            if not self.assignment:
+                return []
+            self._update_fetch_positions(max(0, deadline - c.now))
+            records = self._poll_for_fetches(deadline, limit, idle_rounds >= _IDLE_ROUNDS)
+            if records or c.now >= deadline:
+                return records
+            idle_rounds = idle_rounds + 1 if c.now == start else 0
+
+    def _poll_for_fetches(self, deadline: int, limit: int, step: bool) -> list[ConsumerRecord]:
+        """ClassicKafkaConsumer.pollForFetches @3.9.0: the records already fetched if there are
+        any (collectFetch); else fetches sent to every broker without one in flight
+        (sendFetches), one network poll -- until an answer or disconnect comes, at most until
+        ``deadline``, and at most retry.backoff.ms while a position is missing or nothing is
+        in flight -- and what it brought (collectFetch). ``step``: the loop has gone round
+        without the clock moving, the wait is at least 1 ms."""
+        fc = self.fetch_collector
         before = {tp: s.position for tp, s in self.subscriptions.assignment.items()}
         start = len(self.consumed)
-        limit = max_records if max_records is not None else self.config["max.poll.records"]
-        self.fetch_collector.drain_fetch_buffer()
-        self.fetch_collector.throw_if_failed_in_line(start, limit)
+        fc.drain_fetch_buffer()
+        fc.throw_if_failed_in_line(start, limit)
+        # the answers that came since the last poll, in line behind the records buffered
+        fc.initialize_completed_fetches()
         if len(self.consumed) == start:
-            self.fetch_collector.throw_if_fetch_failed()
-            self._fetch(timeout_ms)
-        return self.fetch_collector.collect_fetch(start, limit, before)
-
-    def _fetch(self, timeout_ms: int) -> None:
-        """sendFetches and the network poll until answers come or ``timeout_ms`` passes; a
-        redirect to a preferred read replica without records costs one more round."""
-        start = len(self.consumed)
-        deadline = self.cluster.now + timeout_ms
-        for _round in range(2):
-            redirects = self._preferred_count()
+            fc.throw_if_fetch_failed()
             self._send_fetches()
-            self._await(max(0, deadline - self.cluster.now))
-            if len(self.consumed) > start or self._preferred_count() <= redirects:
-                break
+            wait = max(0, deadline - self.cluster.now)
+            backoff = self.config.get("retry.backoff.ms", 100)
+            if not self.subscriptions.has_all_fetch_positions() or \
+                    not self.client.in_flight_fetches():
+                wait = min(wait, backoff)
+            self.client.poll(max(wait, 1) if step else wait)
+            fc.initialize_completed_fetches()
+        return fc.collect_fetch(start, limit, before)
 
     def _update_fetch_positions(self, timeout_ms: int) -> None:
         """KafkaConsumer.updateFetchPositions: metadata for partitions without a known leader,
@@ -449,6 +466,7 @@ class Consumer:
         preferred read replica under KIP-392) for the partitions with a position that is not
         awaiting validation, skipping a broker in its reconnect backoff."""
         cfg = self.config
+        self.client.expire_fetches()
         for target, parts in self._prepare_fetch_requests().items():
             self._send(target, FetchRequest(
                 self._next_corr(), CONSUMER_REPLICA_ID, cfg["fetch.max.wait.ms"],
@@ -463,8 +481,9 @@ class Consumer:
         by_target: dict[int, list[FetchPartition]] = {}
         for tp in self.subscriptions.fetchable_partitions(lambda tp: tp not in buffered):
             target = self._select_read_replica(tp)
-            if target < 0 or _fetch_target_backing_off(self, target):
-                continue   # (Fetcher: "awaiting reconnect backoff", 2.0+)
+            if target < 0 or _fetch_target_backing_off(self, target) or \
+                    self.client.has_pending_fetch_request(target):
+                continue   # (Fetcher: "awaiting reconnect backoff", 2.0+; a fetch pending)
             position = self.subscriptions.position(tp)
             # 2.3+: CurrentLeaderEpoch = position.currentLeader.epoch (KAFKA-7747)
             current_epoch = _or_undefined(position.current_leader.epoch) if validate else -1
@@ -539,9 +558,7 @@ class Consumer:
         parked in its purgatory included; and the metadata is refreshed before the next fetch
         from a partition ``dead`` led (DefaultMetadataUpdater.handleServerDisconnect:
         requestUpdate)."""
-        gone = [msg for corr, (dst, msg) in self.sent_to.items()
-                if dst == dead and corr in self.pending]
-        for msg in gone:
+        for msg in self.client.requests_to(dead):
             self.on_disconnect(dead, msg)
         for tp, leader in self.leaders.items():
             if leader == dead:
@@ -549,8 +566,10 @@ class Consumer:
 
     def on_disconnect(self, dst, msg) -> None:
         """The broker died: the request fails now; leaders are looked up again next poll."""
-        if self.pending.pop(getattr(msg, "correlation_id", -1), None) is None:
+        corr = getattr(msg, "correlation_id", -1)
+        if self.client.complete(corr)[0] is None:
             return
+        self.client.forget(corr)
         if isinstance(msg, FetchRequest):
             # AbstractFetch.handleFetchFailure (3.4+): the session's partitions forget their
             # preferred read replica
@@ -569,16 +588,21 @@ class Consumer:
     # -- responses --------------------------------------------------------------------------
     def on_message(self, src, msg) -> None:
         corr = getattr(msg, "correlation_id", -1)
-        kind = self.pending.pop(corr, None)
+        kind, request = self.client.complete(corr)
         if kind is None:
             return
-        request = self.sent_to.get(corr, (None, None))[1]
+        self._dispatch(msg, request)
+        self.client.forget(corr)
+
+    def _dispatch(self, msg, request) -> None:
+        """The answer ``msg`` to ``request``, to the part of the consumer that takes it."""
         if isinstance(msg, MetadataResponse):
             self._on_metadata(msg)
         elif isinstance(msg, ListOffsetsResponse):
             self.offset_fetcher.handle_list_offsets_response(msg)
         elif isinstance(msg, FetchResponse):
-            self.fetch_collector.handle_fetch_response(msg, request)
+            # FetchBuffer.add: initialized by the poll that collects it
+            self.fetch_collector.completed_fetches.append((msg, request))
         elif isinstance(msg, OffsetsForLeaderEpochResponse):
             self.offset_fetcher.handle_validation_response(msg)
         elif isinstance(msg, OffsetCommitResponse):
@@ -610,6 +634,9 @@ class FetchCollector:
 
     def __init__(self, consumer: Consumer) -> None:
         self.consumer = consumer
+        # FetchBuffer's completed fetches not initialized yet: (FetchResponse, FetchRequest) in
+        # the order they came; the next poll initializes them (FetchCollector.initialize)
+        self.completed_fetches: list[tuple[FetchResponse, FetchRequest | None]] = []
         # FetchBuffer: records fetched but not yet returned by poll (past max.poll.records, or
         # of a paused partition, 2.4+), in the order they came
         self.fetch_buffer: list[ConsumerRecord] = []
@@ -636,7 +663,16 @@ class FetchCollector:
     def buffered_partitions(self) -> set:
         """The partitions with fetched data not handed out yet (not fetched again until it
         is: AbstractFetch.fetchablePartitions)."""
-        return {(r.topic, r.partition) for r in self.fetch_buffer} | set(self.out_of_range)
+        return {(r.topic, r.partition) for r in self.fetch_buffer} | set(self.out_of_range) | \
+            {(pd.topic, pd.partition) for msg, _req in self.completed_fetches
+             for pd in msg.partitions}
+
+    def initialize_completed_fetches(self) -> None:
+        """FetchCollector.collectFetch's initialize of each completed fetch in the buffer, in
+        the order they came (``handle_fetch_response``)."""
+        while self.completed_fetches:
+            msg, request = self.completed_fetches.pop(0)
+            self.handle_fetch_response(msg, request)
 
     def clear_buffered_data_for_unassigned_partitions(self) -> None:
         """Fetcher.clearBufferedDataForUnassignedPartitions: fetched data of partitions no

@@ -24,9 +24,13 @@ from kafkasim.runtime.clients.transaction_manager import (
     ProducerIdAndEpoch,
 )
 
-#: errors that make the producer ask for new metadata before the retry (InvalidMetadataException)
-INVALID_METADATA = (E.NOT_LEADER_OR_FOLLOWER, E.NOT_LEADER_FOR_PARTITION,
-                    E.LEADER_NOT_AVAILABLE, E.UNKNOWN_TOPIC_OR_PARTITION, E.FENCED_LEADER_EPOCH)
+#: errors that make the producer ask for new metadata (their exceptions extend
+#: InvalidMetadataException: Sender.completeBatch @0.8.2.0 .. @3.9.0 metadata.requestUpdate)
+INVALID_METADATA = frozenset({
+    E.NOT_LEADER_OR_FOLLOWER, E.NOT_LEADER_FOR_PARTITION, E.LEADER_NOT_AVAILABLE,
+    E.UNKNOWN_TOPIC_OR_PARTITION, E.FENCED_LEADER_EPOCH, E.UNKNOWN_LEADER_EPOCH,
+    E.NETWORK_EXCEPTION, E.KAFKA_STORAGE_ERROR, E.UNKNOWN_TOPIC_ID, E.INCONSISTENT_TOPIC_ID,
+})
 
 
 def _run_sender(producer, when: int | None = None) -> None:
@@ -344,6 +348,10 @@ class Sender:
             self.complete(b, base_offset)
         else:
             self.retry_or_fail(b, err, base_offset, log_start_offset)
+            if err in INVALID_METADATA:
+                # metadata.requestUpdate(): the cached leader stays until an answer replaces
+                # it (Sender.completeBatch @0.8.2.0, @3.9.0: retried or failed alike)
+                self.producer._refresh_metadata()
         if self.guarantee_message_order:
             self.accumulator.unmute_partition(b.tp)
 
@@ -425,7 +433,7 @@ class Sender:
             if not tm.kip360 and tm.legacy.drained_under_old_producer_id(b):
                 self.batch_done(b, FAILED, E.OUT_OF_ORDER_SEQUENCE_NUMBER, -1)
                 return
-            self.reenqueue_batch(b, err)
+            self.reenqueue_batch(b)
         elif err == E.DUPLICATE_SEQUENCE_NUMBER and \
                 self.rules.idempotent_duplicate_sequence_completes:
             self.complete(b, base_offset)
@@ -453,16 +461,14 @@ class Sender:
             self.rules.idempotent_unknown_producer_id_retried and
             tm.legacy.can_retry_unknown_producer_id(b, log_start_offset))
 
-    def reenqueue_batch(self, b: ProducerBatch, err: str) -> None:
+    def reenqueue_batch(self, b: ProducerBatch) -> None:
         """Sender.reenqueueBatch: back to the accumulator, due at the end of its retry backoff
-        (``RecordAccumulator.reenqueue``); an error saying the metadata is stale
-        (InvalidMetadataException) forgets the leader and asks for new metadata."""
-        producer = self.producer
+        (``RecordAccumulator.reenqueue``). The cached leader stays: after the backoff the batch
+        goes to whatever leader the metadata names then -- the same one again if no answer has
+        replaced it, as Kafka's (an error saying the metadata is stale asks for new metadata in
+        ``complete_batch``)."""
         now = self.cluster.engine.now
         self.accumulator.reenqueue(b, now)
-        if err in INVALID_METADATA:
-            producer.leaders[b.tp] = -1
-            producer._refresh_metadata()
         self.wakeup(b.retry_at_ms - now)
 
     def fail_batch(self, b: ProducerBatch, err: str, adjust_sequence_numbers: bool = True
