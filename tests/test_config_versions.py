@@ -96,6 +96,9 @@ VERSION_TABLE = [
     ("broker", "controller.quorum.voters", "2.8", None),                 # [RaftConfig@2.8]
     ("broker", "controller.quorum.bootstrap.servers", "3.9", None),      # KIP-853
     ("broker", "controller.quorum.auto.join.enable", "4.2", None),       # KAFKA-19078
+    # KIP-1219: QuorumConfig @4.3.0 a9ce322153, absent @4.2.0 a18251bae0
+    ("broker", "controller.quorum.fetch.max.bytes", "4.3", None),
+    ("broker", "controller.quorum.fetch.snapshot.max.bytes", "4.3", None),
     ("broker", "controller.quorum.election.timeout.ms", "2.8", None),
     ("broker", "controller.quorum.fetch.timeout.ms", "2.8", None),
     ("broker", "controller.quorum.election.backoff.max.ms", "2.8", None),
@@ -256,3 +259,17 @@ def test_listings_of_a_version_leave_its_removed_keys_out():
         assert key not in describe_profile("4.3")
         assert key in keys_for("broker", "3.9")
         assert key not in keys_for("broker", "4.0")
+
+
+def test_kip_1219_quorum_fetch_byte_limits():
+    """KIP-1219 (KAFKA-19541): QuorumConfig @4.3.0 a9ce322153 defines
+    controller.quorum.fetch.max.bytes and controller.quorum.fetch.snapshot.max.bytes (INT,
+    default 1048576, atLeast(1)); QuorumConfig @4.2.0 a18251bae0 has neither."""
+    for key in ("controller.quorum.fetch.max.bytes", "controller.quorum.fetch.snapshot.max.bytes"):
+        assert validate_key("broker", key, "4.3").default_for("4.3") == 1048576
+        assert broker_config({key: 1}, "4.4")[key] == 1
+        with pytest.raises(ConfigError, match=f"{key}: Value must be at least 1"):
+            broker_config({key: 0}, "4.3")
+        with pytest.raises(ConfigError,
+                           match=r"does not exist in Kafka 4\.2; it was added in 4\.3"):
+            broker_config({key: 1}, "4.2")

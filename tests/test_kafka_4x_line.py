@@ -20,7 +20,6 @@ DOC = Path(__file__).resolve().parents[1] / "docs" / "kraft.md"
 #: the KIP-853 voter set: tests/test_kraft_reconfig.py)
 NOT_MODELLED_4X = (
     "KIP-1066",
-    "KIP-1312",
     "KIP-1241",
 )
 

@@ -113,3 +113,31 @@ def test_enum_constants_and_from_version_string():
     assert MetadataVersion.IBP_3_6_IV0 is MV("3.6-IV0")
     assert MetadataVersion.IBP_4_0_IV1.is_elr_supported()
     assert MetadataVersion.from_version_string("3.9") is MetadataVersion.IBP_3_9_IV0
+
+
+def test_4_4_levels_read_at_the_4_4_branch():
+    """MetadataVersion.java @4.4 f86720838c: IBP_4_4_IV0(31, false), IBP_4_4_IV1(32, true),
+    IBP_4_4_IV2(33, true), the last level (latestTesting); 4.3.0 a9ce322153 ends at 4.4-IV0."""
+    assert [(v.version(), v.feature_level, v.did_metadata_change)
+            for v in MetadataVersion.VERSIONS[-3:]] == [
+        ("4.4-IV0", 31, False), ("4.4-IV1", 32, True), ("4.4-IV2", 33, True)]
+    assert MetadataVersion.latest_testing("4.4") is MetadataVersion.IBP_4_4_IV2
+    assert MetadataVersion.latest_testing("4.3") is MetadataVersion.IBP_4_4_IV0
+    assert MetadataVersion.latest_for("4.4") is MetadataVersion.IBP_4_4_IV2
+
+
+def test_is_controller_unregistration_supported_from_4_4_iv2():
+    """MetadataVersion.isControllerUnregistrationSupported (KIP-1312) @4.4 f86720838c."""
+    assert not MV("4.4-IV1").is_controller_unregistration_supported()
+    assert MV("4.4-IV2").is_controller_unregistration_supported()
+    assert MV("3.7-IV0").is_controller_registration_supported()
+    assert not MV("3.6-IV2").is_controller_registration_supported()
+
+
+def test_register_broker_record_version_4_with_cordoned_log_dirs():
+    """MetadataVersion.registerBrokerRecordVersion @4.3.0 a9ce322153: 4 from 4.3-IV0
+    (isCordonedLogDirsSupported, KIP-1066)."""
+    assert not MV("4.2-IV1").is_cordoned_log_dirs_supported()
+    assert MV("4.2-IV1").register_broker_record_version() == 3
+    assert MV("4.3-IV0").is_cordoned_log_dirs_supported()
+    assert MV("4.3-IV0").register_broker_record_version() == 4

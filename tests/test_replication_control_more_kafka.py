@@ -246,6 +246,19 @@ def test_excessive_number_of_topics_cannot_be_created_with_assignments():
     ReplicationControlManager.validate_total_number_of_partitions(request, 9998)
 
 
+def test_total_number_of_partitions_validation_does_not_overflow():
+    """ReplicationControlManagerTest.testTotalNumberOfPartitionsValidationDoesNotOverflow @4.4
+    (f86720838c; e74637ae04): two topics of Integer.MAX_VALUE partitions are refused. 4.4 sums
+    in a long and checks after each topic; through 4.3 the int sum wrapped to -2 and passed.
+    Python ints do not wrap, so kafkasim refuses the request in every release (documented in
+    docs/kafka-4x-coverage.md, "The 4.4 line")."""
+    int_max = 2**31 - 1
+    request = [CreatableTopic("foo", int_max, 1), CreatableTopic("bar", int_max, 1)]
+    with pytest.raises(PolicyViolationException) as e:
+        ReplicationControlManager.validate_total_number_of_partitions(request, 1)
+    assert str(e.value) == "Excessively large number of partitions per request."
+
+
 def test_create_topics_batch_at_the_partition_limit():
     """validateTotalNumberOfPartitions @4.1.0 at its bound: exactly 10000 partitions pass;
     non-positive counts other than -1 add nothing (createTopic rejects them itself)."""

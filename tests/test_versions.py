@@ -394,6 +394,9 @@ SINCE = [
     ("raft_observer_fetches_from_best_node", "4.2", "4.1"),
     # KIP-1066 / KAFKA-19774 (a45d36ca5d): StripedReplicaPlacer's messages @4.3.0, not @4.2.0
     ("placement_messages_name_cordoned_dirs", "4.3", "4.2"),
+    # KIP-1312 / KAFKA-20395 (c274a7348f): QuorumController.unregisterController @4.4
+    # f86720838c, absent @4.3.0 a9ce322153
+    ("controller_unregistration", "4.4", "4.3"),
     # KAFKA-19047 / PR #19296: ClusterControlManager.registerBroker's message @4.1.0
     ("duplicate_registration_message_names_session_expiry", "4.1", "4.0"),
     # KAFKA-18940 / PR #19156: PartitionRegistration.electionWasClean counts an ELR leader as clean
@@ -707,5 +710,5 @@ def test_4x_profiles_differ_only_in_their_4x_rules():
     assert changed("4.2", "4.3") == {"follower_fetch_from_last_tiered_offset",
                                      "reassignment_waits_for_adding_replicas_only",
                                      "placement_messages_name_cordoned_dirs"}
-    # every 4.4 change kafkasim knows of is one it does not model (NOT_MODELLED_4X below)
-    assert changed("4.3", "4.4") == set()
+    # KIP-1312 (KAFKA-20395): the 4.4 change kafkasim models as a rule
+    assert changed("4.3", "4.4") == {"controller_unregistration"}

@@ -84,6 +84,9 @@ RETRIABLE = frozenset({
 # KRaft broker registration: Errors.java codes 101 and 102 (KIP-631; BROKER_ID_NOT_REGISTERED
 # above)
 DUPLICATE_BROKER_REGISTRATION = "DUPLICATE_BROKER_REGISTRATION"
+# KIP-1312 / KAFKA-20395 (4.4): Errors.java code 136, "The given controller ID was not
+# registered." (UnregisterController; @4.4 f86720838c)
+CONTROLLER_ID_NOT_REGISTERED = "CONTROLLER_ID_NOT_REGISTERED"
 
 
 class OffsetOutOfRangeException(RuntimeError):

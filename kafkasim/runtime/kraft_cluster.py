@@ -228,8 +228,10 @@ class KRaftControlPlane:
                        auto_join=bool(self.cluster.broker_config.get(
                            "controller.quorum.auto.join.enable", False)))
         if initial and not self.formatted_dynamic:     # controller.quorum.voters
+            # VoterSet.fromInetSocketAddresses: no directory ids, kraft.version range 0..0
             options["bootstrap_voters"] = VoterSet({v: VoterNode(
-                ReplicaKey(v), (("CONTROLLER", *hosts[v]),)) for v in self.initial_voters})
+                ReplicaKey(v), (("CONTROLLER", *hosts[v]),), (0, 0))
+                for v in self.initial_voters})
             return options
         voters = VoterSet({v: VoterNode(ReplicaKey(v, directory_id(v, seed)),
                                         (("CONTROLLER", *hosts[v]),))

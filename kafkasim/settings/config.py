@@ -827,6 +827,21 @@ BROKER: dict[str, ConfigDef] = dict(
             "AddRaftVoter (and first removes a voter with its id but another directory id).",
             since="4.2", change_ref="KAFKA-19078", mode=KRAFT,
         ),
+        # KIP-1219 / KAFKA-19541 (PR #21028): QuorumConfig @4.3.0 a9ce322153 (not @4.2.0
+        # a18251bae0) defines both, INT, default 1048576, atLeast(1); they replace the internal
+        # internal.metadata.max.batch.size.in.bytes. kafkasim's Raft log counts records, not
+        # bytes: the values are validated and described, not used.
+        _cfg(
+            "controller.quorum.fetch.max.bytes", "int", 1048576,
+            "KRaft: most bytes a metadata Fetch returns (at least one batch, even a larger "
+            "one).",
+            unit="bytes", valid=_AT_LEAST_1, since="4.3", change_ref="KIP-1219", mode=KRAFT,
+        ),
+        _cfg(
+            "controller.quorum.fetch.snapshot.max.bytes", "int", 1048576,
+            "KRaft: most bytes of a metadata snapshot one FetchSnapshot returns.",
+            unit="bytes", valid=_AT_LEAST_1, since="4.3", change_ref="KIP-1219", mode=KRAFT,
+        ),
         _cfg(
             "controller.quorum.append.linger.ms", "int", 25,
             "KRaft: how long the leader lets writes accumulate before flushing them to disk.",

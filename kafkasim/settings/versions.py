@@ -1005,6 +1005,19 @@ class ControllerRules:
         doc="the KRaft controller fences stale brokers and retries elections as periodic tasks "
         "from its activation (before: each at its own deadline)",
     )
+    # KIP-1312 / KAFKA-20395 (c274a7348f, 2026-08-03: in the 4.4 branch f86720838c, not in
+    # 4.3.0 a9ce322153; 4.4 upgrade notes): the UnregisterController RPC and
+    # QuorumController.unregisterController write an UnregisterControllerRecord that removes a
+    # controller's registration (ClusterControlManager.unregisterController, metadata.version
+    # 4.4-IV2; CONTROLLER_ID_NOT_REGISTERED for an unknown id; the active controller cannot
+    # unregister itself). Before 4.4 the API does not exist (UNSUPPORTED_VERSION). Not the Raft
+    # voter set: RemoveRaftVoter removes a voter, this removes the registration.
+    controller_unregistration: bool = _rule(
+        since="4.4",
+        ref="KIP-1312 / KAFKA-20395 (QuorumController.unregisterController)",
+        doc="KRaft: a controller's registration can be removed (UnregisterController, "
+        "metadata.version 4.4-IV2)",
+    )
     # 4.0.x only (KAFKA-18138): ClusterControlManager.activate() gave every registered broker a
     # contact time, fenced or not; from 4.1 (KAFKA-19130) only the unfenced ones.
     activate_tracks_fenced_brokers: bool = _rule(

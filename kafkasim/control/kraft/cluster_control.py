@@ -25,15 +25,19 @@ from kafkasim.control.kraft.broker_heartbeat import (
     BrokerIdAndEpoch,
     IllegalStateException,
 )
+from kafkasim.control.kraft.periodic_tasks import ControllerResult
 from kafkasim.control.kraft.records import (
     BrokerRegistration,
     BrokerRegistrationChangeRecord,
     BrokerRegistrationFencingChange,
     BrokerRegistrationInControlledShutdownChange,
+    ControllerRegistration,
     FenceBrokerRecord,
     RegisterBrokerRecord,
+    RegisterControllerRecord,
     UnfenceBrokerRecord,
     UnregisterBrokerRecord,
+    UnregisterControllerRecord,
 )
 from kafkasim.control.kraft.striped_placer import StripedReplicaPlacer, UsableBroker
 from kafkasim.core import errors
@@ -93,6 +97,13 @@ class UnsupportedVersionException(ControllerApiException):
 
 class InvalidRegistrationException(ControllerApiException):
     error = "INVALID_REGISTRATION"      # Errors.INVALID_REGISTRATION (KIP-858, 3.7)
+
+
+class ControllerIdNotRegisteredException(ControllerApiException):
+    """``ControllerIdNotRegisteredException`` (KIP-1312, 4.4): unregistering an unknown
+    controller."""
+
+    error = errors.CONTROLLER_ID_NOT_REGISTERED
 
 
 def process_registration_feature(broker_id: int, finalized: dict, name: str, min_supported: int,
@@ -279,7 +290,11 @@ class ClusterControlManager:
         self.in_controlled_shutdown_supported = _gate(
             in_controlled_shutdown_supported, metadata_version,
             "is_in_controlled_shutdown_state_supported", "3.3-IV3")
+        self.metadata_version = metadata_version
         self.broker_registrations: dict[int, BrokerRegistration] = {}
+        # controllerRegistrations (KIP-919): kafkasim's controllers send no
+        # ControllerRegistrationRequest, so only replayed records fill it
+        self.controller_registrations: dict[int, ControllerRegistration] = {}
         self._register_broker_record_offsets: dict[int, int] = {}
         self._heartbeat_manager: BrokerHeartbeatManager | None = None
         self._now_ms = now_ms
@@ -406,6 +421,44 @@ class ClusterControlManager:
                 f"Expected broker epoch {registration.epoch}, but got broker epoch "
                 f"{broker_epoch}")
 
+    # -- controller registrations (KIP-919, 3.7-IV0; unregistration KIP-1312, 4.4-IV2) ---------
+    def register_controller(self, request, incarnation_id: str = "", *, listeners=(),
+                            features=(), metadata_version=None) -> ControllerResult:
+        """``registerController``: one RegisterControllerRecord (atomic), written as asked.
+        ``request``: the controller id, or a ControllerRegistrationRequest-like object with
+        ``controller_id`` (and optionally ``incarnation_id``, ``listeners``, ``features``).
+        ``metadata_version``: the finalized level (default: the one this manager was built
+        with; none: the latest)."""
+        controller_id = getattr(request, "controller_id", request)
+        incarnation_id = getattr(request, "incarnation_id", incarnation_id)
+        listeners = getattr(request, "listeners", listeners)
+        features = getattr(request, "features", features)
+        if not self._metadata_version_supports("is_controller_registration_supported",
+                                               metadata_version):
+            raise UnsupportedVersionException("The current MetadataVersion is too old to "
+                                              "support controller registrations.")
+        record = RegisterControllerRecord(controller_id, incarnation_id, False, tuple(listeners),
+                                          tuple(features))
+        return ControllerResult.atomic_of([record], None)
+
+    def unregister_controller(self, controller_id: int, *,
+                              metadata_version=None) -> ControllerResult:
+        """``unregisterController`` (ClusterControlManager.java:503@4.4 f86720838c): one
+        UnregisterControllerRecord (atomic); UnsupportedVersionException below metadata.version
+        4.4-IV2, ControllerIdNotRegisteredException for an id with no registration."""
+        if not self._metadata_version_supports("is_controller_unregistration_supported",
+                                               metadata_version):
+            raise UnsupportedVersionException("The current MetadataVersion is too old to "
+                                              "support controller unregistration.")
+        if controller_id not in self.controller_registrations:
+            raise ControllerIdNotRegisteredException(
+                f"Controller ID {controller_id} is not currently registered.")
+        return ControllerResult.atomic_of([UnregisterControllerRecord(controller_id)], None)
+
+    def _metadata_version_supports(self, predicate: str, metadata_version) -> bool:
+        mv = metadata_version if metadata_version is not None else self.metadata_version
+        return True if mv is None else bool(getattr(mv, predicate)())
+
     # -- replay ---------------------------------------------------------------------------------
     def replay(self, record, offset: int | None = None, now_ms: int | None = None) -> None:
         """Apply a committed (or, on the active controller, just generated) record."""
@@ -415,6 +468,14 @@ class ClusterControlManager:
             self._replay_register(record, offset, now_ms)
         elif isinstance(record, UnregisterBrokerRecord):
             self._replay_unregister(record)
+        elif isinstance(record, RegisterControllerRecord):
+            self.controller_registrations[record.controller_id] = ControllerRegistration(
+                record.controller_id, record.incarnation_id, record.zk_migration_ready,
+                record.end_points, record.features)
+        elif isinstance(record, UnregisterControllerRecord):
+            if self.controller_registrations.pop(record.controller_id, None) is None:
+                raise RuntimeError(f"Unable to replay {record}: no controller registration "
+                                   "found for that id")
         elif isinstance(record, FenceBrokerRecord):
             self._replay_change(record, record.id, record.epoch, True, None, now_ms)
         elif isinstance(record, UnfenceBrokerRecord):

@@ -56,6 +56,11 @@ def _elr_off() -> bool:
     return False
 
 
+def supported_config_checker_true(resource_type: str, config_name: str) -> bool:
+    """``SupportedConfigChecker.TRUE`` (metadata module, 4.3+): every config is supported."""
+    return True
+
+
 def _api_error(exc: Exception) -> ApiError:
     """ApiError.fromThrowable: an exception carrying an Errors name (``error``) keeps it;
     anything else is UNKNOWN_SERVER_ERROR."""
@@ -65,14 +70,22 @@ def _api_error(exc: Exception) -> ApiError:
 class ConfigurationControlManager:
     """org.apache.kafka.controller.ConfigurationControlManager. ``existence_checker`` is the
     QuorumController's ConfigResourceExistenceChecker (raises for an unknown broker or topic;
-    None: no check); ``elr_enabled`` answers FeatureControlManager.isElrFeatureEnabled."""
+    None: no check); ``elr_enabled`` answers FeatureControlManager.isElrFeatureEnabled.
+    ``supported_config_checker(resource_type, config_name) -> bool`` is Kafka's
+    SupportedConfigChecker (KAFKA-19851, 4.3.0 a9ce322153; Builder default
+    SupportedConfigChecker.TRUE): replay skips a ConfigRecord it does not support, e.g. a topic
+    config a 3.x log still carries after an upgrade removed it. kafkasim's clusters keep the
+    default (they can write no config their release does not know)."""
 
     def __init__(self, node_id: int | None = None, *, default_min_isr: int = 1,
                  default_unclean: bool = False,
                  existence_checker: Callable[[ConfigResource], None] | None = None,
                  elr_enabled: Callable[[], bool] | None = None,
-                 feature_control=None) -> None:
+                 feature_control=None,
+                 supported_config_checker: Callable[[str, str], bool] | None = None) -> None:
         self.node_id = node_id
+        self.supported_config_checker = supported_config_checker or \
+            supported_config_checker_true
         # the static (server.properties) values behind min.insync.replicas and
         # unclean.leader.election.enable when no dynamic config sets them
         self.default_min_isr = default_min_isr
@@ -88,7 +101,11 @@ class ConfigurationControlManager:
         self._configs: dict[tuple[str, str], dict[str, str]] = {}
 
     def replay(self, record: ConfigRecord) -> None:
-        """replay(ConfigRecord): set the value, or remove it when the record's value is None."""
+        """replay(ConfigRecord): set the value, or remove it when the record's value is None;
+        a config the SupportedConfigChecker does not support is skipped (4.3+,
+        ConfigurationControlManager.java:588@4.3.0)."""
+        if not self.supported_config_checker(record.resource_type, record.name):
+            return
         key = (record.resource_type, record.resource_name)
         if record.value is None:
             self._configs.get(key, {}).pop(record.name, None)

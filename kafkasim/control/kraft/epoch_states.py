@@ -19,6 +19,7 @@ ProspectiveState.java / EpochElection.java (KIP-996).
 
 from __future__ import annotations
 
+from kafkasim.control.kraft.kraft_version_upgrade import maybe_append_upgraded_kraft_version
 from kafkasim.control.kraft.leader_and_epoch import UNKNOWN_LEADER_AND_EPOCH, LeaderAndEpoch
 from kafkasim.control.kraft.quorum_state_store import ElectionState
 from kafkasim.control.kraft.voter_set import ReplicaKey
@@ -386,6 +387,8 @@ class LeaderState(EpochState):
         # LeaderState.volatileVoters (4.1+, kraft.version 0): voter id -> (directory id,
         # supported kraft.version range) as the voters' UpdateRaftVoter requests told it
         self.volatile_voters: dict[int, tuple] | None = None
+        # KRaftVersionUpgrade.Version: the kraft.version this leader appended in its epoch
+        self.upgraded_kraft_version: int | None = None
 
     @property
     def voters(self) -> tuple[int, ...]:
@@ -395,6 +398,16 @@ class LeaderState(EpochState):
     def leader_endpoints(self) -> tuple:
         """LeaderState.leaderEndpoints: the local listeners, as the voter set names them."""
         return self.local_listeners
+
+    def maybe_append_upgraded_kraft_version(self, current_epoch: int, new_version: int,
+                                            persisted_version: int, persisted_voters,
+                                            validate_only: bool, current_time_ms: int, *,
+                                            append_control=None) -> bool:
+        """LeaderState.maybeAppendUpgradedKRaftVersion (4.1+): see
+        kafkasim.control.kraft.kraft_version_upgrade."""
+        return maybe_append_upgraded_kraft_version(
+            self, current_epoch, new_version, persisted_version, persisted_voters, validate_only,
+            current_time_ms, append_control)
 
     # --- timers ------------------------------------------------------------------------------
     def time_until_begin_quorum_epoch_timer_expires(self, now) -> int:

@@ -18,11 +18,16 @@ Sources:
   LATEST_PRODUCTION (4.0-IV3, 4.1-IV1, 4.2-IV1, 4.3-IV0) match MetadataVersion.java at the
   4.0 / 4.1.0 / 4.2.0 / 4.3.0 release commits of the confluentinc mirror (4ae681446f,
   13f70256db, a18251bae0, a9ce322153).
-- 4.4-IV0 (31, no metadata change), 4.4-IV1 (32) and 4.4-IV2 (33, both with metadata changes):
-  from a later copy of MetadataVersion.java found with the search tool (it lists IBP_4_5_IV0 as
-  the next level and ``LATEST_PRODUCTION = IBP_4_4_IV2``); a 4.3.1-era copy already defines
-  IBP_4_4_IV0(31) as a testing-only level. Which records 4.4-IV1/IV2 gate is not modelled (no
-  4.4 record format is read by the simulator); 4.4 -> 4.4-IV2 is **not verified against a tag**.
+- 4.4-IV0 (31, no metadata change: share-group DLQ, KIP-1191), 4.4-IV1 (32: CIDR ACL host
+  patterns, KIP-1276) and 4.4-IV2 (33: controller unregistration, KIP-1312), both with metadata
+  changes: checked in MetadataVersion.java at the 4.4 branch (confluentinc f86720838c, also at its
+  tip 8d3916cfe1 of 2026-08-21), where the enum ends at IBP_4_4_IV2 (latestTesting). That branch
+  still has ``LATEST_PRODUCTION = IBP_4_3_IV0`` (kafkatest LATEST_STABLE_METADATA_VERSION
+  "4.3-IV0"); trunk set ``LATEST_PRODUCTION = IBP_4_4_IV2`` right after the 4.4 branch cut
+  (0656d96675, "Bump trunk to 4.5.0-SNAPSHOT"), and the 4.4 upgrade notes say KIP-1312
+  "requires metadata version 4.4-IV2". kafkasim keeps 4.4 -> 4.4-IV2 as the release's latest
+  level (what ``--release-version 4.4`` names); whether 4.4.0 shipped 4.4-IV2 as production is
+  **not verified against a release tag**.
 - ``eligible.leader.replicas.version`` (EligibleLeaderReplicasVersion, not in the snapshot):
   ELRV_1 needs metadata.version >= 4.0-IV1 and is bootstrapped on new clusters at 4.1-IV0
   (EligibleLeaderReplicasVersion.ELRV_1 at 4.0 4ae681446f and 4.3.0 a9ce322153).
@@ -74,7 +79,7 @@ _LEVELS: tuple[tuple[str, str, int, bool], ...] = (
 
 
 #: MetadataVersion.latestTesting()'s feature level per release (the enum's last level at its tag)
-_LATEST_TESTING_LEVEL = {"3.9": 23, "4.0": 26, "4.1": 29, "4.2": 30, "4.3": 31}
+_LATEST_TESTING_LEVEL = {"3.9": 23, "4.0": 26, "4.1": 29, "4.2": 30, "4.3": 31, "4.4": 33}
 
 
 @total_ordering
@@ -203,6 +208,16 @@ class MetadataVersion:
     def is_controller_registration_supported(self) -> bool:
         return self.is_at_least(IBP_3_7_IV0)
 
+    def is_controller_unregistration_supported(self) -> bool:
+        """4.4-IV2, KIP-1312 (KAFKA-20395): UnregisterControllerRecord
+        (MetadataVersion.isControllerUnregistrationSupported @4.4 f86720838c)."""
+        return self.is_at_least(IBP_4_4_IV2)
+
+    def is_cordoned_log_dirs_supported(self) -> bool:
+        """4.3-IV0, KIP-1066: cordoned log directories in the broker records
+        (isCordonedLogDirsSupported @4.3.0 a9ce322153; kafkasim models no log directories)."""
+        return self.is_at_least(IBP_4_3_IV0)
+
     def is_directory_assignment_supported(self) -> bool:
         """3.7-IV2: JBOD in KRaft (PartitionRecord/PartitionChangeRecord directories)."""
         return self.is_at_least(IBP_3_7_IV2)
@@ -213,6 +228,11 @@ class MetadataVersion:
         return self.is_at_least(IBP_4_0_IV1)
 
     def register_broker_record_version(self) -> int:
+        """MetadataVersion.registerBrokerRecordVersion: 4 with cordoned log dirs (4.3-IV0,
+        @4.3.0 a9ce322153), 3 with log dirs, 2 with the migration flag, 1 with
+        inControlledShutdown (the 4.x floor, MINIMUM_VERSION 3.3-IV3), else 0 (3.x)."""
+        if self.is_cordoned_log_dirs_supported():
+            return 4
         if self.is_directory_assignment_supported():
             return 3
         if self.is_migration_supported():
@@ -262,13 +282,13 @@ class MetadataVersion:
     @classmethod
     def latest_testing(cls, kafka_version: str = "4.3") -> MetadataVersion:
         """MetadataVersion.latestTesting() of a release: the last level its enum lists, read at
-        3.9.0 (4.0-IV1), 4.0 (4.1-IV0), 4.1.0 (4.2-IV1), 4.2.0 (4.3-IV0) and 4.3.0 (4.4-IV0);
-        4.4: the last level kafkasim knows; releases before 3.9: their latest production level
+        3.9.0 (4.0-IV1), 4.0 (4.1-IV0), 4.1.0 (4.2-IV1), 4.2.0 (4.3-IV0), 4.3.0 (4.4-IV0) and
+        the 4.4 branch f86720838c (4.4-IV2); releases before 3.9: their latest production level
         (not read)."""
         release = ".".join(str(kafka_version).split(".")[:2])
         level = _LATEST_TESTING_LEVEL.get(release)
         if level is None:
-            return cls.VERSIONS[-1] if release == "4.4" else cls.latest_for(release)
+            return cls.latest_for(release)
         return cls.from_feature_level(level)
 
     def is_production_for(self, kafka_version: str) -> bool:
@@ -319,6 +339,8 @@ IBP_3_7_IV2 = MetadataVersion.parse("3.7-IV2")
 IBP_4_0_IV0 = MetadataVersion.parse("4.0-IV0")
 IBP_4_0_IV1 = MetadataVersion.parse("4.0-IV1")
 IBP_4_1_IV0 = MetadataVersion.parse("4.1-IV0")
+IBP_4_3_IV0 = MetadataVersion.parse("4.3-IV0")
+IBP_4_4_IV2 = MetadataVersion.parse("4.4-IV2")
 
 MINIMUM_KRAFT_VERSION = IBP_3_0_IV1        # MetadataVersion.MINIMUM_KRAFT_VERSION (3.x)
 MINIMUM_BOOTSTRAP_VERSION = IBP_3_3_IV0    # MetadataVersion.MINIMUM_BOOTSTRAP_VERSION (3.x)

@@ -55,6 +55,8 @@ from kafkasim.control.kraft.broker_heartbeat import LONG_MAX_VALUE
 from kafkasim.control.kraft.cluster_control import (
     BrokerIdNotRegisteredException,
     ControllerApiException,
+    InvalidRequestException,
+    UnsupportedVersionException,
 )
 from kafkasim.control.kraft.configuration_control import ConfigurationControlManager
 from kafkasim.control.kraft.controller_api import (
@@ -92,10 +94,11 @@ from kafkasim.core.messages import (
     BrokerHeartbeatRequest,
     BrokerRegistrationRequest,
 )
-from kafkasim.settings.versions import DEFAULT_VERSION, version_at_least
+from kafkasim.settings.versions import DEFAULT_VERSION, rules_for, version_at_least
 
 _CLUSTER_RECORDS = (R.RegisterBrokerRecord, R.UnregisterBrokerRecord, R.FenceBrokerRecord,
-                    R.UnfenceBrokerRecord, R.BrokerRegistrationChangeRecord)
+                    R.UnfenceBrokerRecord, R.BrokerRegistrationChangeRecord,
+                    R.RegisterControllerRecord, R.UnregisterControllerRecord)
 _REPLICATION_RECORDS = (R.TopicRecord, R.PartitionRecord, R.PartitionChangeRecord,
                         R.RemoveTopicRecord, R.ConfigRecord, R.ClearElrRecord,
                         R.FeatureLevelRecord)
@@ -449,6 +452,34 @@ class QuorumController:
         self.write(ctx, records, op, None, reason=f"broker {broker_id} unregistered")
         self.reschedule_fence(ctx)
         self.maybe_schedule_periodic(ctx)
+        return op
+
+    @controller_event("unregisterController")
+    def unregister_controller(self, ctx, controller_id: int,
+                              future: ControllerFuture | None = None) -> ControllerFuture:
+        """unregisterController (KIP-1312, 4.4; QuorumController.java:2161@4.4 f86720838c) ->
+        ClusterControlManager.unregisterController at the finalized metadata.version: one
+        UnregisterControllerRecord. The active controller cannot unregister itself
+        (InvalidRequestException); an unknown id fails with CONTROLLER_ID_NOT_REGISTERED, a
+        metadata.version below 4.4-IV2 with UNSUPPORTED_VERSION, and so does every release
+        before 4.4 (no such API). The future's value is None."""
+        op = future or ControllerFuture()
+        version = self.config.get("kafka_version", DEFAULT_VERSION)
+        if not rules_for(version).controller.controller_unregistration:
+            return _fail(op, UnsupportedVersionException(
+                f"UnregisterController does not exist in Kafka {version} (KIP-1312, 4.4)"))
+        if self._refuse_if_inactive(op):
+            return op
+        try:
+            if controller_id == self.node_id:
+                raise InvalidRequestException("Controller cannot unregister itself while it "
+                                              "is active.")
+            result = self.cluster_control.unregister_controller(
+                controller_id, metadata_version=self.feature_control.metadata_version_or_throw())
+        except ControllerApiException as e:
+            return _fail(op, e)
+        self.write(ctx, result.records, op, None,
+                   reason=f"controller {controller_id} unregistered")
         return op
 
     @controller_event("createTopics")

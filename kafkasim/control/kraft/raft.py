@@ -54,6 +54,7 @@ from kafkasim.control.kraft.quorum_state_store import (
     FileQuorumStateStore,
     parse_quorum_state_json,
 )
+from kafkasim.control.kraft.raft_errors import NotLeaderError
 from kafkasim.control.kraft.raft_invariants import assert_raft_safety, check_raft_safety
 from kafkasim.control.kraft.raft_reconfig import RaftReconfig
 from kafkasim.control.kraft.raft_snapshots import (
@@ -89,11 +90,6 @@ QUORUM_CONFIG_DEFAULTS = {        # org.apache.kafka.raft.QuorumConfig
     "controller.quorum.retry.backoff.ms": 20,
     "controller.quorum.append.linger.ms": 25,
 }
-
-
-class NotLeaderError(RuntimeError):
-    """org.apache.kafka.raft.errors.NotLeaderException: append on a replica that is not the
-    current leader."""
 
 
 class ResignNotLeaderError(NotLeaderError, IllegalArgumentException):

@@ -39,6 +39,10 @@ from __future__ import annotations
 
 from kafkasim.control.kraft import raft_messages as M
 from kafkasim.control.kraft.epoch_states import ONE_HOUR_MS
+from kafkasim.control.kraft.kraft_version_upgrade import (
+    InvalidUpdateVersionException,
+    maybe_append_upgraded_kraft_version,
+)
 from kafkasim.control.kraft.voter_set import (
     ZERO_UUID,
     KRaftVersionRecord,
@@ -148,23 +152,28 @@ class RaftReconfig:
         if _is_leader(c.state):
             c.state.update_voter_and_observer_states(voters)
 
+    def append_control_batch(self, ctx, control: list) -> int:
+        """BatchAccumulator.appendControlMessages: the open batch is completed and the control
+        batch goes to the log at once. Returns the batch's last offset."""
+        c = self.client
+        st = c.state
+        batch, st.pending, st.linger_deadline = st.pending, [], 1 << 62
+        if batch:
+            c.log.append_as_leader(batch, st.epoch)
+        first = c.log.append_as_leader(list(control), st.epoch)
+        c._flush_leader_log(ctx, st)
+        return first + len(control) - 1
+
     def append_voters_record(self, ctx, voters: VoterSet, kraft_version: int | None = None
                              ) -> int:
         """LeaderState.appendVotersRecord: the accumulator completes its open batch and the
         control batch goes to the log at once; the new voter set counts from now on. With
         ``kraft_version`` a KRaftVersionRecord goes first (the kraft.version upgrade).
         Returns the VotersRecord's offset."""
-        c = self.client
-        st = c.state
-        batch, st.pending, st.linger_deadline = st.pending, [], 1 << 62
-        if batch:
-            c.log.append_as_leader(batch, st.epoch)
         control = [voters.to_voters_record()]
         if kraft_version is not None:
             control.insert(0, KRaftVersionRecord(kraft_version))
-        first = c.log.append_as_leader(control, st.epoch)
-        c._flush_leader_log(ctx, st)
-        return first + len(control) - 1
+        return self.append_control_batch(ctx, control)
 
     # --- UpdateRaftVoter (KIP-853) ----------------------------------------------------------
     def voter_node_needs_update(self) -> bool:
@@ -365,28 +374,14 @@ class RaftReconfig:
         st = self.client.state
         if not _is_leader(st):
             return M.NOT_LEADER_OR_FOLLOWER, "the kraft.version upgrade needs the Raft leader"
-        persisted = self.history.last_kraft_version()
-        if persisted == new_version:
-            return None
-        if persisted > new_version:
-            return ("INVALID_UPDATE_VERSION", f"Invalid upgrade of kraft.version from version "
-                    f"KRAFT_VERSION_{persisted} to KRAFT_VERSION_{new_version} because the new "
-                    "version is a downgrade")
-        if new_version != 1:
-            return ("INVALID_UPDATE_VERSION", f"Invalid upgrade of kraft.version from version "
-                    f"KRAFT_VERSION_{persisted} to KRAFT_VERSION_{new_version}")
-        voters = self.history.last_value()
-        nodes = {}
-        for v in voters.voter_ids():
-            directory, supported = voter_info.get(v, (None, None))
-            if supported is None or not supported[0] <= new_version <= supported[1]:
-                return ("INVALID_UPDATE_VERSION", "Invalid upgrade of kraft.version to "
-                        f"KRAFT_VERSION_{new_version} because not all of the voters support it")
-            nodes[v] = VoterNode(ReplicaKey(v, directory), voters.voter_node(v).endpoints,
-                                 tuple(supported))
-        if validate_only:
-            return None
-        self.append_voters_record(ctx, VoterSet(nodes), kraft_version=new_version)
+        try:
+            maybe_append_upgraded_kraft_version(
+                st, st.epoch, new_version, self.history.last_kraft_version(),
+                self.history.last_value(), validate_only, ctx.now,
+                append_control=lambda records: self.append_control_batch(ctx, records),
+                volatile_voters=voter_info)
+        except InvalidUpdateVersionException as e:
+            return e.error, str(e)
         return None
 
     # --- KafkaRaftClient.handleAdd/RemoveVoterRequest ----------------------------------------

@@ -73,6 +73,38 @@ class UnregisterBrokerRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class RegisterControllerRecord:
+    """RegisterControllerRecord (KIP-919, metadata.version 3.7-IV0): what
+    ClusterControlManager.registerController writes for a ControllerRegistrationRequest.
+    ``features``: (name, min supported, max supported) per feature the controller supports."""
+
+    controller_id: int
+    incarnation_id: str
+    zk_migration_ready: bool = False
+    end_points: tuple[BrokerEndpoint, ...] = ()
+    features: tuple[tuple[str, int, int], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class UnregisterControllerRecord:
+    """UnregisterControllerRecord (KIP-1312 / KAFKA-20395, metadata.version 4.4-IV2,
+    ClusterControlManager.unregisterController @4.4 f86720838c)."""
+
+    controller_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerRegistration:
+    """org.apache.kafka.metadata.ControllerRegistration: a replayed RegisterControllerRecord."""
+
+    id: int
+    incarnation_id: str
+    zk_migration_ready: bool = False
+    listeners: tuple[BrokerEndpoint, ...] = ()
+    supported_features: tuple[tuple[str, int, int], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class FenceBrokerRecord:
     """Fencing before metadata.version 3.3-IV3 (later: BrokerRegistrationChangeRecord)."""
 
@@ -430,4 +462,5 @@ METADATA_RECORDS = (
     RegisterBrokerRecord, UnregisterBrokerRecord, FenceBrokerRecord, UnfenceBrokerRecord,
     BrokerRegistrationChangeRecord, TopicRecord, ConfigRecord, FeatureLevelRecord,
     PartitionRecord, PartitionChangeRecord, RemoveTopicRecord, ClearElrRecord, NoOpRecord,
+    RegisterControllerRecord, UnregisterControllerRecord,
 )
