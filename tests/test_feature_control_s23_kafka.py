@@ -511,12 +511,6 @@ def test_streams_version_became_production_in_4_2():
         VersionRange.of(0, 1)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "DEVIATION: kafkasim's clusters bootstrap metadata.version and eligible.leader.replicas"
-    ".version only; Kafka's Formatter (metadata/.../storage/Formatter.java:295@4.3.0) also "
-    "finalizes group.version, transaction.version, share.version and streams.version, one "
-    "FeatureLevelRecord each (BootstrapMetadata.java:42@4.3.0). Writing them would move every "
-    "later offset (broker epochs) and most golden digests: left for the lead."))
 def test_simulated_cluster_bootstraps_kafkas_feature_records():
     from kafkasim.runtime.bootstrap import version_profile
     from kafkasim.runtime.kraft_cluster import kraft_settings

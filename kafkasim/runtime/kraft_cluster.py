@@ -16,6 +16,10 @@ from functools import partial
 
 from kafkasim.control.kraft import records as R
 from kafkasim.control.kraft.cluster_control import ClusterControlManager
+from kafkasim.control.kraft.feature_control import (
+    ELIGIBLE_LEADER_REPLICAS_VERSION as ELR_FEATURE_NAME,
+)
+from kafkasim.control.kraft.feature_control import bootstrap_records, production_features
 from kafkasim.control.kraft.image import MetadataImage
 from kafkasim.control.kraft.metadata_version import MINIMUM_KRAFT_VERSION, MetadataVersion
 from kafkasim.control.kraft.replication_control import ReplicationControlManager
@@ -92,7 +96,9 @@ def kraft_settings(kafka_version: str, rules, cfg: dict, seed: int) -> dict:
     newest metadata.version, whether ELR is on (KIP-966: preview in 4.0, default from 4.1),
     the registration / heartbeat rules of that release (ClusterControlManager,
     BrokerHeartbeatManager), and the bootstrap records the first active controller writes
-    (BootstrapMetadata: metadata.version and, with ELR, eligible.leader.replicas.version; the
+    (BootstrapMetadata as ``kafka-storage format`` computes it: metadata.version, then each
+    production feature's default level above 0 by name -- group.version, transaction.version,
+    share.version, streams.version and, with ELR, eligible.leader.replicas.version; the
     controller's activation adds the cluster-level min.insync.replicas ELR needs)."""
     from kafkasim.control.kraft.cluster_control import RegistrationRules
 
@@ -108,9 +114,12 @@ def kraft_settings(kafka_version: str, rules, cfg: dict, seed: int) -> dict:
     heartbeat = {
         "register_always_touches": bool(rules.controller.broker_registration_previous_epoch),
         "heartbeat_tracker": periodic}
-    bootstrap = [R.FeatureLevelRecord("metadata.version", mv.feature_level)]
-    if elr:
-        bootstrap.append(R.FeatureLevelRecord("eligible.leader.replicas.version", 1))
+    # kafka-storage format: metadata.version and every production feature at its default
+    # level for it (4.0: group.version 1, transaction.version 2; 4.1: + ELR 1; 4.2+: +
+    # share.version, streams.version), or ELR as the rule table (maybe overridden) says
+    levels = {ELR_FEATURE_NAME: int(elr)} if ELR_FEATURE_NAME in production_features(
+        kafka_version) else {}
+    bootstrap = bootstrap_records(mv, kafka_version, levels)
     return {
         "metadata.version": mv.version(),
         "elr_enabled": elr,
