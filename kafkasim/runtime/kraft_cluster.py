@@ -656,6 +656,15 @@ class KRaftControlPlane:
 
         return downgrade_features(self, features, unsafe=unsafe, validate_only=validate_only)
 
+    def describe_features(self, *, node_id: int | None = None) -> str:
+        """``kafka-features --bootstrap-server … describe [--node-id N]`` (FeatureCommand
+        .handleDescribe): each feature a broker supports, its finalized level and the epoch
+        (the metadata offset the broker's image is at). ``node_id`` (4.2+) picks the broker;
+        see kafkasim.runtime.quorum_admin.describe_features."""
+        from kafkasim.runtime.quorum_admin import describe_features
+
+        return describe_features(self, node_id)
+
     def _log_node(self, node_id: int | None) -> ControllerServer:
         if node_id is not None:
             return self._node(node_id)

@@ -351,3 +351,36 @@ _DEFAULT_MESSAGES = {
 
 def _refuse(error: str, message: str) -> None:
     raise QuorumReconfigurationError(f"{_EXCEPTIONS[error]}: {message}", error)
+
+
+def describe_features(plane, node_id: int | None = None) -> str:
+    """See KRaftControlPlane.describe_features: Admin.describeFeatures sends ApiVersions to one
+    broker (``node_id``, 4.2+; else the lowest running id, for the least loaded one) and prints
+    its SupportedFeatures (BrokerFeatures.defaultSupportedFeatures: the same ranges as the
+    controllers' QuorumFeatures) and FinalizedFeatures (KRaftMetadataCache.features: its
+    metadata image's levels, as of the image's offset)."""
+    from kafkasim.control.kraft.feature_control import QuorumFeatures
+    from kafkasim.runtime.describe import describe_features as text
+
+    cluster = plane.cluster
+    tools = cluster.rules.tools
+    if node_id is not None:
+        if not tools.features_describe_node_id:
+            raise ClusterError(f"kafka-features describe: --node-id is an option of 4.2+ "
+                               f"(KAFKA-18786), not of {cluster.kafka_version}; leave node_id "
+                               "out to ask an arbitrary broker")
+        if isinstance(node_id, bool) or not isinstance(node_id, int) or node_id < 0:
+            raise ClusterError(f"Invalid node id {node_id}: must be non-negative.")
+    running = [b for _i, b in sorted(cluster.brokers.items())
+               if b.is_running and getattr(b.metadata, "image", None) is not None]
+    if node_id is not None:
+        running = [b for b in running if b.id == node_id]
+    if not running:
+        which = "no broker is running" if node_id is None else \
+            f"broker {node_id} is not a running broker (running: " \
+            f"{sorted(b.id for b in cluster.brokers.values() if b.is_running)})"
+        raise ClusterError(f"kafka-features describe: {which}; the Admin client would time out")
+    features = running[0].metadata.features(1 if plane.dynamic else 0)
+    supported = QuorumFeatures.default_supported_feature_map(False, cluster.kafka_version)
+    return text(supported, features.finalized_features, features.finalized_features_epoch,
+                bool(tools.features_describe_padded_columns))
