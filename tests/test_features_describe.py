@@ -104,3 +104,25 @@ def test_describe_features_dynamic_quorum_finalizes_kraft_version_1():
     c = cluster("4.1", controllers=3, config={"controller.quorum.bootstrap.servers": servers})
     assert f"Feature: kraft.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\t" \
            f"FinalizedVersionLevel: 1\tEpoch: {epoch(c)}" in c.kraft.describe_features()
+
+
+def test_formatted_features_can_be_downgraded_and_refused_by_release():
+    """The features the formatter finalizes go through the controller's FeatureControlManager
+    like metadata.version: group.version 1 -> 0 (a safe downgrade: FeatureLevelRecord level 0
+    removes it, describe shows 0); share.version 2 is beyond what a 4.3 controller supports;
+    a 4.0 controller has no share.version."""
+    from kafkasim.runtime.quorum_admin import QuorumReconfigurationError
+
+    c = cluster("4.3")
+    assert c.kraft.downgrade_features({"group.version": 0}) == {"group.version": 0}
+    c.run(1000)
+    assert "group.version" not in c.kraft.active().controller.feature_control \
+        .finalized_features().feature_map
+    assert [x.split()[-3] for x in c.kraft.describe_features().splitlines()
+            if x.startswith("Feature: group.version ")] == ["0"]
+    with pytest.raises(QuorumReconfigurationError, match="Invalid update version 2 for feature "
+                       "share.version. Local controller 300[0-9] only supports versions 0-1"):
+        c.kraft.update_features({"share.version": 2})
+    with pytest.raises(QuorumReconfigurationError, match="feature share.version. Local "
+                       "controller 300[0-9] does not support this feature."):
+        cluster("4.0").kraft.update_features({"share.version": 1})

@@ -29,8 +29,12 @@ from kafkasim.settings.exceptions import ClusterError
 
 #: KRaftVersion.FEATURE_NAME
 KRAFT_VERSION_FEATURE = "kraft.version"
-#: the features the active controller's FeatureControlManager finalizes here
-CONTROLLER_FEATURES = frozenset({"metadata.version", "eligible.leader.replicas.version"})
+#: the features the active controller's FeatureControlManager finalizes here: metadata.version
+#: and every production feature but kraft.version (Feature.PRODUCTION_FEATURES @4.3.0; the
+#: ones a release lacks are refused by its controller, "does not support this feature")
+CONTROLLER_FEATURES = frozenset({"metadata.version", "eligible.leader.replicas.version",
+                                 "group.version", "transaction.version", "share.version",
+                                 "streams.version"})
 
 #: Errors -> the exception the Admin client completes its future with
 _EXCEPTIONS = {
@@ -245,7 +249,7 @@ def update_features(plane, features: dict | None, *, release_version: str | None
 def downgrade_features(plane, features: dict, *, unsafe: bool = False,
                        validate_only: bool = False) -> dict:
     """See KRaftControlPlane.downgrade_features: ``kafka-features downgrade [--unsafe]
-    --feature name=level`` for metadata.version and eligible.leader.replicas.version
+    --feature name=level`` for metadata.version and the other features of CONTROLLER_FEATURES
     (UpdateFeatures with upgrade type SAFE_DOWNGRADE, or UNSAFE_DOWNGRADE)."""
     from kafkasim.control.kraft.feature_control import UpgradeType
 
