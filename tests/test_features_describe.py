@@ -126,3 +126,16 @@ def test_formatted_features_can_be_downgraded_and_refused_by_release():
     with pytest.raises(QuorumReconfigurationError, match="feature share.version. Local "
                        "controller 300[0-9] does not support this feature."):
         cluster("4.0").kraft.update_features({"share.version": 1})
+
+
+def test_misspelled_feature_is_refused_with_a_suggestion():
+    """A name kafkasim's kafka-features does not model is refused before anything is sent,
+    naming the modelled ones and the closest."""
+    c = cluster("4.3")
+    before = len(c.kraft.metadata_log())
+    with pytest.raises(ClusterError, match=r"only eligible.leader.replicas.version, group.version"
+                       r".*; did you mean 'group.version'\?"):
+        c.kraft.downgrade_features({"group.versoin": 0})
+    with pytest.raises(ClusterError, match=r"did you mean 'share.version'\?"):
+        c.kraft.update_features({"shares.version": 1})
+    assert len(c.kraft.metadata_log()) == before

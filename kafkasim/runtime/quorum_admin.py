@@ -230,9 +230,9 @@ def update_features(plane, features: dict | None, *, release_version: str | None
     if not isinstance(features, dict) or set(features) - {KRAFT_VERSION_FEATURE}:
         other = sorted(set(features) - {KRAFT_VERSION_FEATURE}) if isinstance(features, dict) \
             else features
-        raise ClusterError(f"kafka-features upgrade: only {KRAFT_VERSION_FEATURE} (alone), "
-                           f"{' and '.join(sorted(CONTROLLER_FEATURES))} are modelled (got "
-                           f"{other!r})")
+        raise ClusterError(f"kafka-features upgrade: only {KRAFT_VERSION_FEATURE} (alone) or "
+                           f"{', '.join(sorted(CONTROLLER_FEATURES))} are modelled (got "
+                           f"{other!r}){_did_you_mean(other)}")
     level = features[KRAFT_VERSION_FEATURE]
     if isinstance(level, bool) or level not in (0, 1):
         raise ClusterError(f"{KRAFT_VERSION_FEATURE} must be 0 or 1 (KRaftVersion), got "
@@ -255,10 +255,23 @@ def downgrade_features(plane, features: dict, *, unsafe: bool = False,
 
     if not isinstance(features, dict) or not features or set(features) - CONTROLLER_FEATURES:
         raise ClusterError(f"kafka-features downgrade: only "
-                           f"{' and '.join(sorted(CONTROLLER_FEATURES))} are modelled (got "
-                           f"{features!r})")
+                           f"{', '.join(sorted(CONTROLLER_FEATURES))} are modelled (got "
+                           f"{features!r}){_did_you_mean(features)}")
     kind = UpgradeType.UNSAFE_DOWNGRADE if unsafe else UpgradeType.SAFE_DOWNGRADE
     return _upgrade_controller_features(plane, features, validate_only, kind)
+
+
+def _did_you_mean(names) -> str:
+    """"; did you mean X?" for the first unknown feature name close to a modelled one."""
+    import difflib
+
+    known = sorted(CONTROLLER_FEATURES | {KRAFT_VERSION_FEATURE})
+    for name in names if isinstance(names, (dict, list, tuple)) else ():
+        if isinstance(name, str) and name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            if close:
+                return f"; did you mean {close[0]!r}?"
+    return ""
 
 
 def _upgrade_controller_features(plane, features: dict, validate_only: bool,
