@@ -31,6 +31,7 @@ from kafkasim.control.kraft.feature_control import (
     UpgradeType,
     VersionRange,
     bootstrap_records,
+    from_feature_level,
     latest_production_level,
 )
 from kafkasim.control.kraft.metadata_version import MetadataVersion
@@ -511,19 +512,93 @@ def test_streams_version_became_production_in_4_2():
         VersionRange.of(0, 1)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "DEVIATION: kafkasim's clusters bootstrap metadata.version and eligible.leader.replicas"
-    ".version only; Kafka's Formatter (metadata/.../storage/Formatter.java:295@4.3.0) also "
-    "finalizes group.version, transaction.version, share.version and streams.version, one "
-    "FeatureLevelRecord each (BootstrapMetadata.java:42@4.3.0). Writing them would move every "
-    "later offset (broker epochs) and most golden digests: left for the lead."))
-def test_simulated_cluster_bootstraps_kafkas_feature_records():
+#: What ``kafka-storage format`` (no --feature, no --release-version) writes for each release:
+#: read from StorageTool.scala @3.3.2-3.8.0 (metadata.version only: MetadataVersion.latest() /
+#: LATEST_PRODUCTION; 3.8's Features has only test.feature.version), Features.java +
+#: Formatter.java @3.9.0-rc3 (kraft.version and transaction.version, both without a record:
+#: kraft.version never writes one, TV_1 bootstraps at 4.0-IV0), and Feature.java /
+#: Formatter.java:295 / BootstrapMetadata.java:46 at 4.0 4ae681446f, 4.1.0 13f70256db,
+#: 4.2.0 a18251bae0, 4.3.0 a9ce322153 and the 4.4 branch f86720838c (ShareVersion SV_2 at
+#: 4.4-IV0; kafkasim's 4.4 formats at 4.4-IV2, see metadata_version).
+FORMATTED = {
+    "3.3": [(MV, 7)], "3.4": [(MV, 8)], "3.5": [(MV, 11)], "3.6": [(MV, 14)],
+    "3.7": [(MV, 19)], "3.8": [(MV, 20)], "3.9": [(MV, 21)],
+    "4.0": [(MV, 25), ("group.version", 1), (TRANSACTION_VERSION, 2)],
+    "4.1": [(MV, 27), (ELIGIBLE_LEADER_REPLICAS_VERSION, 1), ("group.version", 1),
+            (TRANSACTION_VERSION, 2)],
+    "4.2": [(MV, 29), (ELIGIBLE_LEADER_REPLICAS_VERSION, 1), ("group.version", 1),
+            ("share.version", 1), ("streams.version", 1), (TRANSACTION_VERSION, 2)],
+    "4.3": [(MV, 30), (ELIGIBLE_LEADER_REPLICAS_VERSION, 1), ("group.version", 1),
+            ("share.version", 1), ("streams.version", 1), (TRANSACTION_VERSION, 2)],
+    "4.4": [(MV, 33), (ELIGIBLE_LEADER_REPLICAS_VERSION, 1), ("group.version", 1),
+            ("share.version", 2), ("streams.version", 1), (TRANSACTION_VERSION, 2)],
+}
+
+
+@pytest.mark.parametrize("kafka_version", sorted(FORMATTED))
+def test_simulated_cluster_bootstraps_kafkas_feature_records(kafka_version):
+    """A simulated KRaft cluster's first active controller writes exactly the records
+    ``kafka-storage format`` puts in bootstrap.checkpoint (then, with ELR, the cluster-level
+    min.insync.replicas of ActivationRecordsGenerator.recordsForEmptyLog); the controller's
+    FeatureControlManager and the metadata image finalize every one of them."""
+    from kafkasim.runtime.cluster import Cluster
+
+    expected = FORMATTED[kafka_version]
+    c = Cluster(3, seed=7, kafka_version=kafka_version, metadata_mode="kraft")
+    c.run(2000)
+    entries = c.kraft.active().raft.log.entries
+    assert type(entries[0][2]).__name__ == "LeaderChangeMessage"
+    written = [r for _o, _e, r in entries[1:1 + len(expected)]]
+    assert [(r.name, r.feature_level) for r in written] == expected
+    assert all(type(r) is FeatureLevelRecord for r in written)
+    after = entries[1 + len(expected)][2]
+    if (ELIGIBLE_LEADER_REPLICAS_VERSION, 1) in expected:
+        assert (after.resource_type, after.resource_name, after.name) == \
+            ("BROKER", "", "min.insync.replicas")
+    else:
+        assert type(after).__name__ == "RegisterBrokerRecord"
+    assert c.kraft.active().controller.feature_control.finalized_features().feature_map == \
+        dict(expected)
+    assert c.kraft.image.features == dict(expected)
+
+
+def test_elr_rule_override_changes_only_the_elr_record():
+    """``elr_enabled_by_default`` overridden (``kafka-storage format --feature
+    eligible.leader.replicas.version=0`` on 4.3, =1 on 4.0): the other records stay."""
     from kafkasim.runtime.bootstrap import version_profile
     from kafkasim.runtime.kraft_cluster import kraft_settings
 
-    profile = version_profile("4.3", None, {}, "kraft")
-    settings = kraft_settings("4.3", profile.rules, dict(profile.broker_config), 1)
-    assert list(settings["bootstrap_records"]) == bootstrap_records("4.3-IV0", "4.3")
+    def records(version, rules):
+        profile = version_profile(version, rules, {}, "kraft")
+        settings = kraft_settings(version, profile.rules, dict(profile.broker_config), 1)
+        return [(r.name, r.feature_level) for r in settings["bootstrap_records"]]
+
+    assert records("4.3", None) == FORMATTED["4.3"]
+    assert records("4.3", {"elr_enabled_by_default": False}) == [
+        x for x in FORMATTED["4.3"] if x[0] != ELIGIBLE_LEADER_REPLICAS_VERSION]
+    assert records("4.0", {"elr_enabled_by_default": True}) == [
+        (MV, 25), (ELIGIBLE_LEADER_REPLICAS_VERSION, 1), ("group.version", 1),
+        (TRANSACTION_VERSION, 2)]
+
+
+def test_bootstrap_records_refuse_a_feature_the_release_lacks():
+    """Formatter.calculateEffectiveFeatureLevels: "Unsupported feature: X. Supported features
+    are: ..." (a 3.9 release has no eligible.leader.replicas.version)."""
+    with pytest.raises(ValueError, match="Unsupported feature: eligible.leader.replicas.version. "
+                                         "Supported features are: kraft.version, "
+                                         "transaction.version"):
+        bootstrap_records("3.9-IV0", "3.9", {ELIGIBLE_LEADER_REPLICAS_VERSION: 1})
+
+
+def test_share_version_2_is_production_in_4_4():
+    """ShareVersion @4.4 branch (f86720838c, KAFKA-20793): SV_2 bootstraps at 4.4-IV0 and is
+    LATEST_PRODUCTION; 4.3.0 knows no level 2."""
+    assert latest_production_level("share.version", "4.4") == 2
+    assert latest_production_level("share.version", "4.3") == 1
+    assert QuorumFeatures.default_supported_feature_map(False, "4.4")["share.version"] == \
+        VersionRange.of(0, 2)
+    with pytest.raises(ValueError, match="No feature:share.version with feature level 2"):
+        from_feature_level("share.version", 2, "4.3")
 
 
 def test_3_9_controller_supported_features():

@@ -542,7 +542,7 @@ def test_kraft_version_cannot_be_upgraded_before_4_1():
 @pytest.mark.parametrize(("features", "release", "message"), [
     (None, None, "exactly one of"),
     ({"kraft.version": 1}, "4.1", "exactly one of"),
-    ({"transaction.version": 2}, None, "only kraft.version"),
+    ({"foo.version": 1}, None, "only kraft.version"),
     ({"metadata.version": 27, "kraft.version": 1}, None, "only kraft.version"),
     ({"kraft.version": 2}, None, "must be 0 or 1"),
     (None, "9.9", "not a release"),

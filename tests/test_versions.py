@@ -397,6 +397,8 @@ SINCE = [
     # KIP-1312 / KAFKA-20395 (c274a7348f): QuorumController.unregisterController @4.4
     # f86720838c, absent @4.3.0 a9ce322153
     ("controller_unregistration", "4.4", "4.3"),
+    ("features_describe_node_id", "4.2", "4.1"),
+    ("features_describe_padded_columns", "4.3", "4.2"),
     # KAFKA-19047 / PR #19296: ClusterControlManager.registerBroker's message @4.1.0
     ("duplicate_registration_message_names_session_expiry", "4.1", "4.0"),
     # KAFKA-18940 / PR #19156: PartitionRegistration.electionWasClean counts an ELR leader as clean
@@ -706,9 +708,11 @@ def test_4x_profiles_differ_only_in_their_4x_rules():
                                      "last_known_leader_on_leader_loss",
                                      "raft_begin_quorum_epoch_skips_fetching_voters",
                                      "raft_observer_fetches_from_best_node",
-                                     "metadata_downgrade_error_names_levels"}
+                                     "metadata_downgrade_error_names_levels",
+                                     "features_describe_node_id"}
     assert changed("4.2", "4.3") == {"follower_fetch_from_last_tiered_offset",
                                      "reassignment_waits_for_adding_replicas_only",
-                                     "placement_messages_name_cordoned_dirs"}
+                                     "placement_messages_name_cordoned_dirs",
+                                     "features_describe_padded_columns"}
     # KIP-1312 (KAFKA-20395): the 4.4 change kafkasim models as a rule
     assert changed("4.3", "4.4") == {"controller_unregistration"}

@@ -3,7 +3,8 @@
 ``describe_topics`` follows ``kafka-topics.sh --describe`` (TopicCommand, fact sheet §11) for the
 selected version: tab-separated ``Name: value`` fields, ``Leader: none`` when offline, the ``Elr``
 columns since 3.8, no space after colons before 2.4. ``describe_group`` follows
-``kafka-consumer-groups.sh --describe`` (ConsumerGroupCommand, §13).
+``kafka-consumer-groups.sh --describe`` (ConsumerGroupCommand, §13). ``describe_features``
+follows ``kafka-features describe`` (FeatureCommand.handleDescribe).
 """
 
 from __future__ import annotations
@@ -265,3 +266,35 @@ def describe_quorum_replication(info: dict, kip853: bool = True) -> str:
     headers = ["NodeId"] + (["DirectoryId"] if kip853 else []) + \
         ["LogEndOffset", "Lag", "LastFetchTimestamp", "LastCaughtUpTimestamp", "Status"]
     return _pretty_table(headers, rows)
+
+
+def describe_features(supported: dict, finalized: dict, epoch: int | None,
+                      padded: bool) -> str:
+    """``kafka-features describe`` (FeatureCommand.handleDescribe, FeatureCommand.java:238
+    @4.3.0): one line per supported feature, sorted by name, with the supported range
+    (``supported``: name -> (min, max)), the finalized level (0 when none) and the finalized
+    features' epoch ("-" when unknown); metadata.version levels as their names
+    (``levelToString``). 4.3+ (KAFKA-19941) pads the columns; before, tabs separate them."""
+    from kafkasim.control.kraft.metadata_version import MetadataVersion
+
+    def level(feature: str, value: int) -> str:
+        if feature != "metadata.version":
+            return str(value)
+        try:
+            return MetadataVersion.from_feature_level(value).version()
+        except (KeyError, ValueError):
+            return f"UNKNOWN {value}"
+
+    shown = "-" if epoch is None else str(epoch)
+    lines = []
+    for feature in sorted(supported):
+        low, high = supported[feature]
+        values = (feature, level(feature, low), level(feature, high),
+                  level(feature, finalized.get(feature, 0)))
+        if padded:
+            lines.append("Feature: {:<40}  SupportedMinVersion: {:<15}  SupportedMaxVersion: "
+                         "{:<15}  FinalizedVersionLevel: {:<15}  Epoch: {}".format(*values, shown))
+        else:
+            lines.append("Feature: {}\tSupportedMinVersion: {}\tSupportedMaxVersion: {}\t"
+                         "FinalizedVersionLevel: {}\tEpoch: {}".format(*values, shown))
+    return "\n".join(lines) + "\n"

@@ -16,6 +16,10 @@ from functools import partial
 
 from kafkasim.control.kraft import records as R
 from kafkasim.control.kraft.cluster_control import ClusterControlManager
+from kafkasim.control.kraft.feature_control import (
+    ELIGIBLE_LEADER_REPLICAS_VERSION as ELR_FEATURE_NAME,
+)
+from kafkasim.control.kraft.feature_control import bootstrap_records, production_features
 from kafkasim.control.kraft.image import MetadataImage
 from kafkasim.control.kraft.metadata_version import MINIMUM_KRAFT_VERSION, MetadataVersion
 from kafkasim.control.kraft.replication_control import ReplicationControlManager
@@ -93,7 +97,9 @@ def kraft_settings(kafka_version: str, rules, cfg: dict, seed: int) -> dict:
     newest metadata.version, whether ELR is on (KIP-966: preview in 4.0, default from 4.1),
     the registration / heartbeat rules of that release (ClusterControlManager,
     BrokerHeartbeatManager), and the bootstrap records the first active controller writes
-    (BootstrapMetadata: metadata.version and, with ELR, eligible.leader.replicas.version; the
+    (BootstrapMetadata as ``kafka-storage format`` computes it: metadata.version, then each
+    production feature's default level above 0 by name -- group.version, transaction.version,
+    share.version, streams.version and, with ELR, eligible.leader.replicas.version; the
     controller's activation adds the cluster-level min.insync.replicas ELR needs)."""
     from kafkasim.control.kraft.cluster_control import RegistrationRules
 
@@ -109,9 +115,12 @@ def kraft_settings(kafka_version: str, rules, cfg: dict, seed: int) -> dict:
     heartbeat = {
         "register_always_touches": bool(rules.controller.broker_registration_previous_epoch),
         "heartbeat_tracker": periodic}
-    bootstrap = [R.FeatureLevelRecord("metadata.version", mv.feature_level)]
-    if elr:
-        bootstrap.append(R.FeatureLevelRecord("eligible.leader.replicas.version", 1))
+    # kafka-storage format: metadata.version and every production feature at its default
+    # level for it (4.0: group.version 1, transaction.version 2; 4.1: + ELR 1; 4.2+: +
+    # share.version, streams.version), or ELR as the rule table (maybe overridden) says
+    levels = {ELR_FEATURE_NAME: int(elr)} if ELR_FEATURE_NAME in production_features(
+        kafka_version) else {}
+    bootstrap = bootstrap_records(mv, kafka_version, levels)
     return {
         "metadata.version": mv.version(),
         "elr_enabled": elr,
@@ -649,6 +658,15 @@ class KRaftControlPlane:
         from kafkasim.runtime.quorum_admin import downgrade_features
 
         return downgrade_features(self, features, unsafe=unsafe, validate_only=validate_only)
+
+    def describe_features(self, *, node_id: int | None = None) -> str:
+        """``kafka-features --bootstrap-server … describe [--node-id N]`` (FeatureCommand
+        .handleDescribe): each feature a broker supports, its finalized level and the epoch
+        (the metadata offset the broker's image is at). ``node_id`` (4.2+) picks the broker;
+        see kafkasim.runtime.quorum_admin.describe_features."""
+        from kafkasim.runtime.quorum_admin import describe_features
+
+        return describe_features(self, node_id)
 
     def _log_node(self, node_id: int | None) -> ControllerServer:
         if node_id is not None:

@@ -356,6 +356,16 @@ def partition_state(tp: tuple[str, int], reg) -> PartitionState:
                           removing_replicas=tuple(reg.removing_replicas))
 
 
+class FinalizedFeatures(NamedTuple):
+    """``org.apache.kafka.server.common.FinalizedFeatures``: the finalized feature levels a
+    broker's metadata holds (metadata.version among them) and the metadata offset they are as
+    of (``finalized_features_epoch``, what ApiVersions answers as FinalizedFeaturesEpoch)."""
+
+    metadata_version: int
+    finalized_features: dict[str, int]
+    finalized_features_epoch: int
+
+
 @dataclass(slots=True)
 class KRaftMetadataCache(MetadataCache):
     """kafka.server.metadata.KRaftMetadataCache: a view of the broker's MetadataImage."""
@@ -378,6 +388,18 @@ class KRaftMetadataCache(MetadataCache):
 
     def current_image(self) -> MetadataImage | None:
         return self.image
+
+    def features(self, kraft_version: int = 0) -> FinalizedFeatures:
+        """``features``: the image's finalized levels, kraft.version (the Raft client's level,
+        ``kraft_version``) when above 0, as of the image's offset (KRaftMetadataCache.java:514
+        @4.3.0; 3.9 adds kraft.version even at 0, which describes the same)."""
+        image = self.image
+        if image is None or "metadata.version" not in image.features:
+            raise RuntimeError("No metadata.version in the metadata image yet")
+        finalized = dict(image.features)
+        if kraft_version > 0:
+            finalized["kraft.version"] = kraft_version
+        return FinalizedFeatures(image.features["metadata.version"], finalized, image.offset)
 
     def _brokers(self) -> dict:
         return self.image.brokers if self.image is not None else {}

@@ -29,8 +29,12 @@ from kafkasim.settings.exceptions import ClusterError
 
 #: KRaftVersion.FEATURE_NAME
 KRAFT_VERSION_FEATURE = "kraft.version"
-#: the features the active controller's FeatureControlManager finalizes here
-CONTROLLER_FEATURES = frozenset({"metadata.version", "eligible.leader.replicas.version"})
+#: the features the active controller's FeatureControlManager finalizes here: metadata.version
+#: and every production feature but kraft.version (Feature.PRODUCTION_FEATURES @4.3.0; the
+#: ones a release lacks are refused by its controller, "does not support this feature")
+CONTROLLER_FEATURES = frozenset({"metadata.version", "eligible.leader.replicas.version",
+                                 "group.version", "transaction.version", "share.version",
+                                 "streams.version"})
 
 #: Errors -> the exception the Admin client completes its future with
 _EXCEPTIONS = {
@@ -226,9 +230,9 @@ def update_features(plane, features: dict | None, *, release_version: str | None
     if not isinstance(features, dict) or set(features) - {KRAFT_VERSION_FEATURE}:
         other = sorted(set(features) - {KRAFT_VERSION_FEATURE}) if isinstance(features, dict) \
             else features
-        raise ClusterError(f"kafka-features upgrade: only {KRAFT_VERSION_FEATURE} (alone), "
-                           f"{' and '.join(sorted(CONTROLLER_FEATURES))} are modelled (got "
-                           f"{other!r})")
+        raise ClusterError(f"kafka-features upgrade: only {KRAFT_VERSION_FEATURE} (alone) or "
+                           f"{', '.join(sorted(CONTROLLER_FEATURES))} are modelled (got "
+                           f"{other!r}){_did_you_mean(other)}")
     level = features[KRAFT_VERSION_FEATURE]
     if isinstance(level, bool) or level not in (0, 1):
         raise ClusterError(f"{KRAFT_VERSION_FEATURE} must be 0 or 1 (KRaftVersion), got "
@@ -245,16 +249,29 @@ def update_features(plane, features: dict | None, *, release_version: str | None
 def downgrade_features(plane, features: dict, *, unsafe: bool = False,
                        validate_only: bool = False) -> dict:
     """See KRaftControlPlane.downgrade_features: ``kafka-features downgrade [--unsafe]
-    --feature name=level`` for metadata.version and eligible.leader.replicas.version
+    --feature name=level`` for metadata.version and the other features of CONTROLLER_FEATURES
     (UpdateFeatures with upgrade type SAFE_DOWNGRADE, or UNSAFE_DOWNGRADE)."""
     from kafkasim.control.kraft.feature_control import UpgradeType
 
     if not isinstance(features, dict) or not features or set(features) - CONTROLLER_FEATURES:
         raise ClusterError(f"kafka-features downgrade: only "
-                           f"{' and '.join(sorted(CONTROLLER_FEATURES))} are modelled (got "
-                           f"{features!r})")
+                           f"{', '.join(sorted(CONTROLLER_FEATURES))} are modelled (got "
+                           f"{features!r}){_did_you_mean(features)}")
     kind = UpgradeType.UNSAFE_DOWNGRADE if unsafe else UpgradeType.SAFE_DOWNGRADE
     return _upgrade_controller_features(plane, features, validate_only, kind)
+
+
+def _did_you_mean(names) -> str:
+    """"; did you mean X?" for the first unknown feature name close to a modelled one."""
+    import difflib
+
+    known = sorted(CONTROLLER_FEATURES | {KRAFT_VERSION_FEATURE})
+    for name in names if isinstance(names, (dict, list, tuple)) else ():
+        if isinstance(name, str) and name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            if close:
+                return f"; did you mean {close[0]!r}?"
+    return ""
 
 
 def _upgrade_controller_features(plane, features: dict, validate_only: bool,
@@ -351,3 +368,36 @@ _DEFAULT_MESSAGES = {
 
 def _refuse(error: str, message: str) -> None:
     raise QuorumReconfigurationError(f"{_EXCEPTIONS[error]}: {message}", error)
+
+
+def describe_features(plane, node_id: int | None = None) -> str:
+    """See KRaftControlPlane.describe_features: Admin.describeFeatures sends ApiVersions to one
+    broker (``node_id``, 4.2+; else the lowest running id, for the least loaded one) and prints
+    its SupportedFeatures (BrokerFeatures.defaultSupportedFeatures: the same ranges as the
+    controllers' QuorumFeatures) and FinalizedFeatures (KRaftMetadataCache.features: its
+    metadata image's levels, as of the image's offset)."""
+    from kafkasim.control.kraft.feature_control import QuorumFeatures
+    from kafkasim.runtime.describe import describe_features as text
+
+    cluster = plane.cluster
+    tools = cluster.rules.tools
+    if node_id is not None:
+        if not tools.features_describe_node_id:
+            raise ClusterError(f"kafka-features describe: --node-id is an option of 4.2+ "
+                               f"(KAFKA-18786), not of {cluster.kafka_version}; leave node_id "
+                               "out to ask an arbitrary broker")
+        if isinstance(node_id, bool) or not isinstance(node_id, int) or node_id < 0:
+            raise ClusterError(f"Invalid node id {node_id}: must be non-negative.")
+    running = [b for _i, b in sorted(cluster.brokers.items())
+               if b.is_running and getattr(b.metadata, "image", None) is not None]
+    if node_id is not None:
+        running = [b for b in running if b.id == node_id]
+    if not running:
+        which = "no broker is running" if node_id is None else \
+            f"broker {node_id} is not a running broker (running: " \
+            f"{sorted(b.id for b in cluster.brokers.values() if b.is_running)})"
+        raise ClusterError(f"kafka-features describe: {which}; the Admin client would time out")
+    features = running[0].metadata.features(1 if plane.dynamic else 0)
+    supported = QuorumFeatures.default_supported_feature_map(False, cluster.kafka_version)
+    return text(supported, features.finalized_features, features.finalized_features_epoch,
+                bool(tools.features_describe_padded_columns))

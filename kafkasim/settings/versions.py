@@ -1446,6 +1446,23 @@ class ToolRules:
         doc="KRaft: a topic the placer refuses says brokers may have all their log "
         "directories cordoned",
     )
+    # KAFKA-18786 (apache/kafka #20674, in 4.2.0 a18251bae0, not in 4.1.0 13f70256db):
+    # ``kafka-features describe --node-id N`` sends the ApiVersions request to that node
+    # (DescribeFeaturesOptions.nodeId; FeatureCommand.handleDescribe refuses a negative id);
+    # before, the tool asked an arbitrary broker (or, with --bootstrap-controller, controller).
+    features_describe_node_id: bool = _rule(
+        since="4.2",
+        ref="KAFKA-18786 (FeatureCommand --node-id, DescribeFeaturesOptions.nodeId)",
+        doc="kafka-features describe --node-id picks the node that answers",
+    )
+    # KAFKA-19941 (apache/kafka #21072, in 4.3.0 a9ce322153, not in 4.2.0): kafka-features
+    # describe pads its columns ("Feature: %-40s  SupportedMinVersion: %-15s ..."); 3.3-4.2
+    # separated them with tabs (FeatureCommand.scala @3.3.2, FeatureCommand.java @4.2.0:244).
+    features_describe_padded_columns: bool = _rule(
+        since="4.3",
+        ref="KAFKA-19941 (FeatureCommand.handleDescribe)",
+        doc="kafka-features describe pads its columns instead of separating them with tabs",
+    )
     # KIP-460 (2.4.0): bin/kafka-leader-election.sh (preferred and unclean elections).
     leader_election_tool: bool = _rule(
         since="2.4",

@@ -37,7 +37,9 @@ What changed between releases (kafkasim.settings.versions, ControllerRules):
 
 Not modelled: the ZooKeeper-migration checks of 3.4-3.9 (no migration in kafkasim), log lines.
 The feature table (``FEATURES``) holds the levels as of 4.3.0; which features exist follows the
-release (share.version and streams.version from 4.1).
+release (share.version and streams.version from 4.1; share.version level 2 from 4.4).
+``bootstrap_records`` are the FeatureLevelRecords ``kafka-storage format`` gives a new cluster
+of a release, the ones kafkasim's simulated KRaft clusters start with.
 """
 
 from __future__ import annotations
@@ -141,6 +143,11 @@ FEATURES: dict[str, tuple[tuple[FeatureVersion, ...], int, str]] = {
 #: bootstrap at 4.0-IV0 there; 4.0-IV2 from 4.0).
 _EARLIER_PRODUCTION = {"streams.version": ("4.2", 0), TRANSACTION_VERSION: ("4.0", 0)}
 
+#: Levels added after 4.3.0: name -> (first release, the new levels, its latest production
+#: level there). ShareVersion.SV_2 (bootstrap metadata.version 4.4-IV0) and
+#: LATEST_PRODUCTION = SV_2 on the 4.4 branch (f86720838c, KAFKA-20793 ef4b7904be).
+_LATER_LEVELS = {"share.version": ("4.4", ((2, "4.4-IV0"),), 2)}
+
 
 def latest_production_level(name: str, kafka_version: str = DEFAULT_VERSION) -> int:
     """``Feature.latestProduction()`` of a release."""
@@ -168,6 +175,9 @@ def feature_from_name(name: str, kafka_version: str = DEFAULT_VERSION
     earlier = _EARLIER_PRODUCTION.get(name)
     if earlier is not None and not version_at_least(kafka_version, earlier[0]):
         return entry[0], earlier[1]
+    later = _LATER_LEVELS.get(name)
+    if later is not None and version_at_least(kafka_version, later[0]):
+        return entry[0] + _levels(name, *later[1]), later[2]
     return entry[0], entry[1]
 
 
@@ -191,15 +201,27 @@ def default_level(name: str, metadata_version, kafka_version: str = DEFAULT_VERS
     return level
 
 
-def bootstrap_records(metadata_version, kafka_version: str = DEFAULT_VERSION) -> list:
+def bootstrap_records(metadata_version, kafka_version: str = DEFAULT_VERSION,
+                      feature_levels: Mapping[str, int] | None = None) -> list:
     """What ``kafka-storage format --release-version`` bootstraps a cluster with
-    (Formatter.calculateEffectiveFeatureLevels -> BootstrapMetadata.fromVersions @4.3.0): the
-    metadata.version FeatureLevelRecord, then one per production feature at its default level
-    for that metadata.version when above 0, sorted by name (kraft.version writes none)."""
+    (Formatter.calculateEffectiveFeatureLevels -> BootstrapMetadata.fromVersions @4.3.0,
+    Formatter.java:295 and BootstrapMetadata.java:46): the metadata.version FeatureLevelRecord,
+    then one per production feature at its default level for that metadata.version -- or at
+    the level ``feature_levels`` gives it (``--feature name=level``) -- when above 0, sorted by
+    name (kraft.version writes none). Before 4.0 (Features @3.9.0-rc3: kraft.version and a
+    transaction.version with no production level; StorageTool @3.3-3.8: metadata.version
+    alone) only the metadata.version record. A feature this release does not have is refused
+    as the Formatter does ("Unsupported feature: ...")."""
     mv = MetadataVersion.parse(metadata_version)
+    known = production_features(kafka_version)
+    chosen = dict(feature_levels or {})
+    for name in sorted(chosen):
+        if name != METADATA_VERSION and name not in known:
+            raise ValueError(f"Unsupported feature: {name}. Supported features are: "
+                             f"{', '.join(sorted(known))}")
     records = [FeatureLevelRecord(METADATA_VERSION, mv.feature_level)]
-    for name in sorted(production_features(kafka_version)):
-        level = default_level(name, mv, kafka_version)
+    for name in sorted(known):
+        level = chosen.get(name, default_level(name, mv, kafka_version))
         if name != KRAFT_VERSION and level > 0:
             records.append(FeatureLevelRecord(name, level))
     return records
