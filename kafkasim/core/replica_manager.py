@@ -328,7 +328,8 @@ def _leader_alive_for_follower(ctx: ReplicaManagerContext, leader: int) -> bool:
 class ReplicaManager:
     __slots__ = ("partitions", "delayed_produce", "produce_waiters", "delayed_fetch",
                  "follower_fetch_waiters", "consumer_fetch_waiters", "next_delayed_id",
-                 "fetch_sessions", "quiet", "lag_context", "is_in_controlled_shutdown")
+                 "fetch_sessions", "quiet", "lag_context", "is_in_controlled_shutdown",
+                 "high_watermark_check_point_thread_started")
 
     def __init__(self) -> None:
         self.partitions: dict[tuple[str, int], Partition] = {}
@@ -346,6 +347,21 @@ class ReplicaManager:
         self.lag_context: ReplicaManagerContext | None = None
         # KRaft: the broker began its controlled shutdown (beginControlledShutdown)
         self.is_in_controlled_shutdown = False
+        # the highwatermark-checkpoint task runs (startHighWatermarkCheckPointThread)
+        self.high_watermark_check_point_thread_started = False
+
+    def start_high_watermark_check_point_thread(self, ctx: ReplicaManagerContext) -> None:
+        """ReplicaManager.startHighWatermarkCheckPointThread: the first call schedules the
+        highwatermark-checkpoint task (KafkaScheduler.schedule with delay 0: it runs now, then
+        every replica.high.watermark.checkpoint.interval.ms). Kafka calls it once the
+        partitions are populated: after the first LeaderAndIsr (becomeLeaderOrFollower,
+        ReplicaManager.scala:2062@3.9.0-rc3; since 0.8) or, in KRaft, after the first metadata
+        publish (BrokerMetadataPublisher.finishInitializingReplicaManager,
+        BrokerMetadataPublisher.scala:321@3.9.0-rc3). kafkasim scheduled it at broker start,
+        first run one interval later."""
+        if not self.high_watermark_check_point_thread_started:
+            self.high_watermark_check_point_thread_started = True
+            ctx.log_manager.start_high_watermark_checkpoints(ctx)
 
     def begin_controlled_shutdown(self) -> None:
         """ReplicaManager.beginControlledShutdown (KRaft, 3.3+): from now on applyDelta stops
@@ -375,6 +391,7 @@ class ReplicaManager:
                                else E.UNKNOWN_TOPIC_OR_PARTITION))
                 continue
             errors.append((st.topic, st.partition, self.apply_partition_state(ctx, st)))
+        self.start_high_watermark_check_point_thread(ctx)
         # replicaFetcherManager.shutdownIdleFetcherThreads (ReplicaManager.scala:2066@3.9.0-rc3)
         ReplicaFetcherManager(ctx).shutdown_idle_fetcher_threads()
         ctx.send(src, LeaderAndIsrResponse(msg.controller_epoch, E.NONE, tuple(errors)))
@@ -674,13 +691,11 @@ class ReplicaManager:
         for tp, st in dp.status.items():
             if st.acks_pending:
                 st.complete(E.REQUEST_TIMED_OUT)  # the records stay in the log, may commit later
+                part = self.partitions.get(tp)
                 ctx.trace("produce_timed_out", tp[0], tp[1],
-                          ev.ProduceTimedOut(self._hw(tp), st.required_offset))
+                          ev.ProduceTimedOut(part.log.high_watermark if part else -1,
+                                             st.required_offset))
         self._respond_produce(ctx, dp.client, dp.correlation_id, dp.status)
-
-    def _hw(self, tp) -> int:
-        part = self.partitions.get(tp)
-        return part.log.high_watermark if part else -1
 
     def on_hw_increased(self, ctx: ReplicaManagerContext, part: Partition) -> None:
         tp = part.tp
@@ -845,11 +860,6 @@ class ReplicaManager:
         quiet read it again (quiet_sessions.unquiet)."""
         quiet_sessions.unquiet(self, tp)
 
-    def settle_fetch_sessions(self) -> None:
-        """Write every quiet partition's lag clocks now (they stay quiet): before the ISR
-        check, and for readers of ``Partition.remote`` (Cluster.run does it at its end)."""
-        quiet_sessions.settle_all(self)
-
     # -- reading a partition ------------------------------------------------------------------
     def _read_partition(self, ctx: ReplicaManagerContext, req: FetchRequest, fp,
                         update_follower_state: bool, session=None, now: int | None = None,
@@ -931,7 +941,7 @@ class ReplicaManager:
             # findPreferredReadReplica comes before the read: a follower in the consumer's
             # rack holding the offset is named even where the leader's own log has it not
             if self.quiet:
-                self.settle_fetch_sessions()
+                quiet_sessions.settle_all(self)
             preferred = select_read_replica(ctx, part, fp.fetch_offset, req.rack_id)
             if preferred != ctx.id:
                 # tell the consumer where to fetch from; no records in this answer
@@ -1123,7 +1133,7 @@ class ReplicaManager:
     # -- ISR expiration ------------------------------------------------------------------------
     def maybe_shrink_isr(self, ctx: ReplicaManagerContext) -> None:
         if self.quiet:
-            self.settle_fetch_sessions()
+            quiet_sessions.settle_all(self)
         for part in self.partitions.values():
             if part.is_leader:
                 part.maybe_shrink_isr(ctx)

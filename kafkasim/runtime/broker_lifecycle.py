@@ -515,3 +515,5 @@ def publish(broker, image: MetadataImage, changed, deleted=(), first: bool = Fal
                                [tp for tp in changed if tp in image.partitions], deleted,
                                image.topic_ids)
     apply_local_changes(broker.replica_manager, broker, changes)
+    if first:   # BrokerMetadataPublisher.finishInitializingReplicaManager
+        broker.replica_manager.start_high_watermark_check_point_thread(broker)

@@ -448,12 +448,20 @@ class LogManager:
                 self.last_flush_ms[tp] = now
 
     # -- periodic tasks ---------------------------------------------------------------------
+    @staticmethod
+    def start_high_watermark_checkpoints(ctx: Any) -> None:
+        """ReplicaManager's highwatermark-checkpoint task (ReplicaManager
+        .start_high_watermark_check_point_thread): KafkaScheduler.schedule(name, task, 0,
+        replica.high.watermark.checkpoint.interval.ms) -- the first run now."""
+        schedule_periodic(ctx, ctx.config["replica.high.watermark.checkpoint.interval.ms"], 0,
+                          _timer_highwatermark_checkpoint, first_ms=0)
+
     def startup(self, ctx: Any) -> None:
-        """Schedule the periodic tasks: ReplicaManager's highwatermark-checkpoint, LogManager's
-        recovery-point and log-start-offset checkpoints and log flusher, the OS writeback."""
+        """Schedule the periodic tasks: LogManager's recovery-point and log-start-offset
+        checkpoints and log flusher, the OS writeback (ReplicaManager's highwatermark-checkpoint
+        starts with the first LeaderAndIsr or metadata publish:
+        ``start_high_watermark_checkpoints``)."""
         cfg = ctx.config
-        schedule_periodic(ctx, cfg["replica.high.watermark.checkpoint.interval.ms"], 0,
-                          _timer_highwatermark_checkpoint)
         # LogManager.startup: its tasks first run after initialTaskDelayMs (InitialTaskDelayMs,
         # 30000; log.initial.task.delay.ms since 3.8, KAFKA-16552), then every period
         # (KafkaScheduler.schedule -> scheduleAtFixedRate(task, delay, period))
