@@ -28,7 +28,9 @@ def test_a_spilled_trace_has_the_same_digest_and_frame_and_holds_few_rows(tmp_pa
     plain = _run(version, 6000)
     spilled = _run(version, 6000, tmp_path, max_rows=3000)
     t = spilled.trace
-    assert len(t.spill_files) >= 3 and all((tmp_path / f).exists() for f in t.spill_files)
+    # (4.3: a follower's first Fetch can reach its leader before the leader published the
+    # partition -- UNKNOWN_TOPIC_OR_PARTITION, a 1 s backoff -- so the run holds fewer rows)
+    assert len(t.spill_files) >= 2 and all((tmp_path / f).exists() for f in t.spill_files)
     per_s = len(plain.trace.rows) / 6
     assert len(t.rows) < 3000 + 1.5 * per_s           # spilled at the next metrics sample
     assert len(t) == t.total == len(plain.trace.rows)

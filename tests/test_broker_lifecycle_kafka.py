@@ -450,7 +450,8 @@ class LifecycleTestContext:
         self.sent: list = []
         self.traces: list = []
         self.stopped: list[str] = []
-        self.log_manager = SimpleNamespace(clean_shutdown_file=False)
+        self.log_manager = SimpleNamespace(clean_shutdown_file=False,
+                                         start_high_watermark_checkpoints=lambda ctx: None)
         self._timers: list = []
         self._seq = 0
         self.cluster = SimpleNamespace(

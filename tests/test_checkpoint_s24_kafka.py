@@ -850,3 +850,24 @@ def test_that_garbage_collecting_segments_doesnt_change_offset(messages_to_appen
     assert log.delete_old_segments(NOW) == 0
     assert log.log_end_offset == leo
     assert log.append_as_leader([1], [SIZE], 0, NOW)[0] == leo
+
+
+@pytest.mark.parametrize("version", ["3.9", "4.3"])
+def test_the_log_retention_task_runs_every_retention_check_interval(version):
+    """LogManager.startup schedules kafka-log-retention (cleanupLogs) after the initial task
+    delay, then every log.retention.check.interval.ms (LogManager.scala:628-631@3.9.0-rc3;
+    kafkasim had cleanupLogs but never ran it): records older than retention.ms = 100 are gone
+    from every replica within one interval."""
+    from kafkasim.runtime.cluster import Cluster
+
+    c = Cluster(3, kafka_version=version, seed=1,
+                config={"log.retention.check.interval.ms": 1000, "log.initial.task.delay.ms": 0})
+    c.create_topic("t", 1, 3, config={"retention.ms": 100})
+    p = c.producer(acks="all", linger_ms=0)
+    for _ in range(20):
+        p.send("t", "x" * 100, partition=0)
+    c.run(50)   # (any run meanwhile finds them younger than retention.ms)
+    assert all(c.log(b, "t").log_start_offset == 0 for b in c.brokers)
+    assert all(c.log(b, "t").log_end_offset == 20 for b in c.brokers)
+    c.run(1200)
+    assert all(c.log(b, "t").log_start_offset == 20 for b in c.brokers)

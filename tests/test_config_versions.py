@@ -66,6 +66,7 @@ VERSION_TABLE = [
     ("broker", "log.retention.hours", None, None),
     ("broker", "log.retention.minutes", None, None),
     ("broker", "log.retention.ms", None, None),
+    ("broker", "log.retention.check.interval.ms", None, None),   # KafkaConfig@0.8.2.0:155
     ("broker", "log.segment.bytes", None, None),
     ("broker", "message.max.bytes", None, None),
     ("broker", "min.insync.replicas", None, None),

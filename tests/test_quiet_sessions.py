@@ -110,7 +110,7 @@ def _drive(lazy: bool, monkeypatch) -> tuple[list, int]:
         ctx.now += 50
         for df_id in sorted(rm.delayed_fetch):
             rm.on_fetch_timeout(ctx, df_id)
-    rm.settle_fetch_sessions()
+    quiet_sessions.settle_all(rm)
     clocks = {r: (st.last_caught_up_time_ms, st.last_fetch_time_ms)
               for part in rm.partitions.values() for r, st in part.remote.items()}
     return [*answers(), clocks], quiet_seen

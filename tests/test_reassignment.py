@@ -77,7 +77,11 @@ def test_reassignment_end_to_end_under_load_loses_nothing():
     c.release()
     sent += [p.send("t", f"c{i}", partition=0) for i in range(50)]
     assert c.run_until(lambda cl: not cl.admin().list_partition_reassignments(), 30000)
-    c.run(1000)
+    # brokers 2 and 3 keep their fetcher thread to broker 4 across the two LeaderAndIsr
+    # (epochs 2 and 3, AbstractFetcherManager reuses the running thread): its Fetch in flight at
+    # epoch 2 answers FENCED_LEADER_EPOCH, and the partition, at epoch 3 by then, backs off
+    # replica.fetch.backoff.ms (onPartitionFenced, 2.5+) before the HW can move again
+    c.run(2000)
     st = c.inspect.partition_state("t", 0)
     assert st["replicas"] == [4, 2, 3] and st["leader"] == 4
     assert sorted(st["isr"]) == [2, 3, 4]

@@ -22,7 +22,7 @@ broker 1 and other broker 2; here the local broker is 0 and the other one 1.
   ``ctx.fetchers`` holding the partition (its key's leader id) and its ``PartitionFetchState``
   (current leader epoch, fetch offset). Kafka's mocked ``removeFetcherForPartitions`` whose
   answer appends to the log (testDeltaFollowerStopFetcherBeforeCreatingInitialFetchOffset) is a
-  pytest monkeypatch of ``ReplicaManager.remove_fetcher_for_partition``.
+  pytest monkeypatch of ``ReplicaFetcherManager.remove_fetcher_for_partitions``.
 * ``stopReplicas(correlationId, controllerId, controllerEpoch, partitionStates)``: a
   ``StopReplicaRequest`` handled by ``kafkasim.runtime.kafka_apis.handle_stop_replica_request``
   (KafkaApis.handleStopReplicaRequest, where kafkasim checks the controller epoch). The
@@ -62,8 +62,8 @@ from test_replica_manager_kafka import CONTROLLER, TOPIC, TP, Broker
 from kafkasim.control.kraft import records as R
 from kafkasim.control.kraft.image import MetadataImage
 from kafkasim.core import errors as E
+from kafkasim.core.fetcher_manager import ReplicaFetcherManager
 from kafkasim.core.messages import StopReplicaRequest, StopReplicaResponse
-from kafkasim.core.replica_manager import ReplicaManager
 from kafkasim.runtime.broker_lifecycle import publish, replay_records
 from kafkasim.runtime.kafka_apis import handle_stop_replica_request
 from kafkasim.runtime.metadata_cache import MetadataCache
@@ -243,17 +243,18 @@ def test_delta_follower_stop_fetcher_before_creating_initial_fetch_offset(monkey
     assert part.log.log_end_offset == 0
     assert (fetcher_of(b)[1].current_leader_epoch, fetcher_of(b)[1].fetch_offset) == (0, 0)
 
-    original = ReplicaManager.remove_fetcher_for_partition
+    original = ReplicaFetcherManager.remove_fetcher_for_partitions
 
-    def remove_after_a_last_append(ctx, tp):
+    def remove_after_a_last_append(manager, partitions):
         # the fetcher's last write before it stops (appendRecordsToFollowerOrFutureReplica of
         # one record in epoch 0)
-        if tp in ctx.rm.partitions:
-            ctx.rm.partitions[tp].log.append_as_leader([999], [13], 0, 0)
-        original(ctx, tp)
+        for tp in partitions:
+            if tp in manager.ctx.rm.partitions:
+                manager.ctx.rm.partitions[tp].log.append_as_leader([999], [13], 0, 0)
+        return original(manager, partitions)
 
     monkeypatch.setattr(
-        ReplicaManager, "remove_fetcher_for_partition", staticmethod(remove_after_a_last_append)
+        ReplicaFetcherManager, "remove_fetcher_for_partitions", remove_after_a_last_append
     )
     b.apply_delta(*topics_change_delta(LOCAL, False))
     assert not part.is_leader and part.get_leader_epoch() == 1

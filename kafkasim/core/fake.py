@@ -54,6 +54,10 @@ class FakeLogManager:
     def delete_log(self, tp) -> None:
         self.logs.pop(tp, None)
 
+    @staticmethod
+    def start_high_watermark_checkpoints(ctx: Any) -> None:
+        """The highwatermark-checkpoint task: the fake writes no checkpoint files."""
+
 
 class FakeMetadataCache:
     """The fake broker's MetadataCache: the controller it knows and the partitions it was told

@@ -28,10 +28,8 @@ from kafkasim.core.fetcher import (
     FETCHING,
     TRUNCATING,
     PartitionFetchState,
-    ReplicaFetcherThread,
-    become_follower_needed,
-    fetcher_id_for,
 )
+from kafkasim.core.fetcher_manager import ReplicaFetcherManager
 from kafkasim.core.leader_epoch import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
 from kafkasim.core.log import RecordChunk, TimestampAndOffset
 from kafkasim.core.messages import (
@@ -49,7 +47,13 @@ from kafkasim.core.messages import (
     ProduceRequest,
     ProduceResponse,
 )
-from kafkasim.core.partition import Partition, check_or_set_topic_id, is_stale_partition_epoch
+from kafkasim.core.partition import Partition, check_or_set_topic_id
+from kafkasim.core.state_change import (
+    apply_local_changes,
+    become_follower,
+    get_or_create_partition,
+    reassignment_state,
+)
 
 if TYPE_CHECKING:   # types only: no import of the context at run time
     from kafkasim.core.interfaces import ReplicaManagerContext
@@ -86,14 +90,6 @@ def fetch_only_from_leader(ctx: ReplicaManagerContext, req: FetchRequest) -> boo
     consumer's with ClientMetadata may read a follower (KIP-392, 2.4+)."""
     return req.replica_id >= 0 or req.rack_id is None or \
         not ctx.rules.fetch.fetch_from_follower
-
-
-def reassignment_state(ctx: ReplicaManagerContext, st) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """The adding and removing replicas a partition state gives the Partition's assignment
-    state: from 2.5 (KIP-352, OngoingReassignmentState); before, the Partition kept none."""
-    if not ctx.rules.metrics.reassignment_metrics:
-        return (), ()
-    return tuple(st.adding_replicas), tuple(st.removing_replicas)
 
 
 def _fetch_error(fp, err: str, hw: int = -1, ls: int = -1, leo: int = -1) -> FetchPartitionData:
@@ -330,37 +326,6 @@ def _leader_alive_for_follower(ctx: ReplicaManagerContext, leader: int) -> bool:
         ctx.metadata.has_alive_broker(leader)
 
 
-def _stops_fetching_in_controlled_shutdown(ctx: ReplicaManagerContext, rm: ReplicaManager,
-                                           st: PartitionState) -> bool:
-    """applyLocalFollowersDelta (KRaft, 3.3+, KAFKA-13858): during controlled shutdown a
-    replica with no leader, or one this broker is out of the ISR of, stops fetching."""
-    return rm.is_in_controlled_shutdown and (st.leader < 0 or ctx.id not in st.isr) and \
-        ctx.rules.controller.controlled_shutdown_stops_fetching
-
-
-def _keeps_fetching(ctx: ReplicaManagerContext, tp, st: PartitionState, old_leader: int,
-                    old_epoch: int) -> bool:
-    """Partition.makeFollower returned false (the same leader, and an epoch that needs no
-    become-follower steps): the partition keeps its fetcher and fetch position (no
-    truncation). Fetches before 2.1 carry no epoch; the stored one only keeps a rule override
-    of fencing consistent. A partition with no fetcher (marked failed, or stopped) stays
-    without one: ReplicaManager.makeFollowers and (KRaft) applyLocalFollowersDelta restart
-    fetchers only for the partitions makeFollower answered true for (3.0.0 through 3.9.0 and
-    4.3.0). True when so (traced as skipped)."""
-    if st.leader < 0 or old_leader != st.leader or \
-            become_follower_needed(ctx.rules, old_epoch, st.leader_epoch):
-        return False
-    for (leader, _fid), thread in ctx.fetchers.items():
-        if leader == st.leader and tp in thread.partitions:
-            thread.partitions[tp].current_leader_epoch = st.leader_epoch
-    for thread in ctx.fetchers.values():
-        if tp in thread.partitions:
-            thread.changed(tp)
-    ctx.trace("become_follower", st.topic, st.partition,
-              ev.BecomeFollowerSkipped(st.leader, st.leader_epoch))
-    return True
-
-
 def topic_id_from_request(msg: LeaderAndIsrRequest, topic: str) -> str | None:
     """becomeLeaderOrFollower's topicIdFromRequest (ReplicaManager.scala:1303@3.0.0): the
     request's id of ``topic``, None when it has none or the zero Uuid (topic ids not in use:
@@ -422,7 +387,8 @@ def _give_log_topic_id(ctx: ReplicaManagerContext, part: Partition | None, st: P
 class ReplicaManager:
     __slots__ = ("partitions", "delayed_produce", "produce_waiters", "delayed_fetch",
                  "follower_fetch_waiters", "consumer_fetch_waiters", "next_delayed_id",
-                 "fetch_sessions", "quiet", "lag_context", "is_in_controlled_shutdown")
+                 "fetch_sessions", "quiet", "lag_context", "is_in_controlled_shutdown",
+                 "high_watermark_check_point_thread_started")
 
     def __init__(self) -> None:
         self.partitions: dict[tuple[str, int], Partition] = {}
@@ -440,6 +406,21 @@ class ReplicaManager:
         self.lag_context: ReplicaManagerContext | None = None
         # KRaft: the broker began its controlled shutdown (beginControlledShutdown)
         self.is_in_controlled_shutdown = False
+        # the highwatermark-checkpoint task runs (startHighWatermarkCheckPointThread)
+        self.high_watermark_check_point_thread_started = False
+
+    def start_high_watermark_check_point_thread(self, ctx: ReplicaManagerContext) -> None:
+        """ReplicaManager.startHighWatermarkCheckPointThread: the first call schedules the
+        highwatermark-checkpoint task (KafkaScheduler.schedule with delay 0: it runs now, then
+        every replica.high.watermark.checkpoint.interval.ms). Kafka calls it once the
+        partitions are populated: after the first LeaderAndIsr (becomeLeaderOrFollower,
+        ReplicaManager.scala:2062@3.9.0-rc3; since 0.8) or, in KRaft, after the first metadata
+        publish (BrokerMetadataPublisher.finishInitializingReplicaManager,
+        BrokerMetadataPublisher.scala:321@3.9.0-rc3). kafkasim scheduled it at broker start,
+        first run one interval later."""
+        if not self.high_watermark_check_point_thread_started:
+            self.high_watermark_check_point_thread_started = True
+            ctx.log_manager.start_high_watermark_checkpoints(ctx)
 
     def begin_controlled_shutdown(self) -> None:
         """ReplicaManager.beginControlledShutdown (KRaft, 3.3+): from now on applyDelta stops
@@ -477,22 +458,21 @@ class ReplicaManager:
             errors.append((st.topic, st.partition, self.apply_partition_state(ctx, st)))
             _give_log_topic_id(ctx, self.partitions.get((st.topic, st.partition)), st,
                                topic_id)
+        self.start_high_watermark_check_point_thread(ctx)
+        # replicaFetcherManager.shutdownIdleFetcherThreads (ReplicaManager.scala:2066@3.9.0-rc3)
+        ReplicaFetcherManager(ctx).shutdown_idle_fetcher_threads()
         ctx.send(src, LeaderAndIsrResponse(msg.controller_epoch, E.NONE, tuple(errors)))
 
     def apply_delta(self, ctx: ReplicaManagerContext, delta, new_image=None) -> None:
         """ReplicaManager.applyDelta(delta, newImage) (KRaft; @3.9.0-rc3, @4.3.0): the
         delta's local changes for this broker (``delta.local_changes(broker_id)``, e.g. a
-        kafkasim.control.kraft.image.TopicsDelta) -- first the deletes (stopPartitions with
-        deleteLocalLog), then the partitions it leads, then those it follows. The metadata
-        cache is not touched (BrokerMetadataPublisher updates it first; the simulated broker
-        goes through kafkasim.runtime.broker_lifecycle.publish). ``new_image``: Kafka's
-        argument, unused here."""
-        changes = delta.local_changes(ctx.id)
-        for tp in changes.deletes:
-            self.stop_replica(ctx, tp, delete=True)
-        for states in (changes.leaders, changes.followers):
-            for st in states.values():
-                self.apply_partition_state(ctx, st, kraft=True)
+        kafkasim.control.kraft.image.TopicsDelta) applied as kafkasim.core.state_change
+        .apply_local_changes does -- the deletes, then the partitions it leads, then those it
+        follows, then the idle fetcher threads shut down. The metadata cache is not touched
+        (BrokerMetadataPublisher updates it first; the simulated broker goes through
+        kafkasim.runtime.broker_lifecycle.publish). ``new_image``: Kafka's argument, unused
+        here."""
+        apply_local_changes(self, ctx, delta.local_changes(ctx.id))
 
     def apply_partition_state(self, ctx: ReplicaManagerContext, st: PartitionState,
                               kraft: bool = False) -> str:
@@ -500,22 +480,12 @@ class ReplicaManager:
         per-partition step (ZooKeeper mode) or ReplicaManager.applyDelta's (KRaft: every change
         of a hosted partition, ISR-only ones included, is applied; only a state older than the
         partition's partition epoch is skipped). Returns the partition's error."""
-        tp = (st.topic, st.partition)
-        part = self.partitions.get(tp)
+        part = self.partitions.get((st.topic, st.partition))
         if part is not None and not kraft and st.leader_epoch <= part.leader_epoch:
             return E.STALE_CONTROLLER_EPOCH
+        part = get_or_create_partition(self, ctx, st, kraft)
         if part is None:
-            part = Partition(st.topic, st.partition, ctx.id,
-                             ctx.log_manager.get_or_create_log(ctx, st.topic, st.partition))
-            self.partitions[tp] = part
-        elif is_stale_partition_epoch(part, ctx, st.partition_epoch) or \
-                (kraft and st.partition_epoch < part.partition_epoch):
-            # makeLeader / makeFollower return false: the state change is skipped
-            ctx.trace("leader_and_isr_ignored", st.topic, st.partition,
-                      ev.LeaderAndIsrIgnored(st.partition_epoch, part.partition_epoch))
             return E.NONE
-        if ctx.rules.alter_partition.alter_isr_clear_pending_on_leader_and_isr:
-            ctx.alter_partition_manager.clear_pending(tp)   # alterIsrManager.clearPending (2.7-2.8)
         if st.leader == ctx.id:
             self.make_leader(ctx, part, st, kraft)
         elif kraft or _leader_alive_for_follower(ctx, st.leader):
@@ -559,19 +529,13 @@ class ReplicaManager:
         the leader and its epoch did not change) fail the produces and fetches waiting on it
         as leader, and move its fetcher to the new leader from the right position. A KRaft
         broker in controlled shutdown stops fetching it instead when it has no leader or this
-        broker left its ISR (applyLocalFollowersDelta, 3.3+)."""
-        tp = part.tp
-        was_leader = part.is_leader
-        old_leader, old_epoch = part.leader_id, part.leader_epoch
-        part.make_follower(ctx, st.leader, st.leader_epoch, st.isr, st.replicas,
-                           st.partition_epoch, st.controller_epoch,
-                           *reassignment_state(ctx, st))
-        stop = kraft and _stops_fetching_in_controlled_shutdown(ctx, self, st)
-        if not stop and not was_leader and _keeps_fetching(ctx, tp, st, old_leader, old_epoch):
+        broker left its ISR (applyLocalFollowersDelta, 3.3+; applyDelta batches these steps,
+        kafkasim.core.state_change)."""
+        change = become_follower(self, ctx, part, st, kraft)
+        if change is None:
             return
-        ctx.trace("become_follower", st.topic, st.partition,
-                  ev.BecomeFollower(st.leader, st.leader_epoch))
-        if was_leader:
+        tp = part.tp
+        if change.was_leader:
             self.fail_waiting(ctx, tp)
         else:
             # completeDelayedFetchOrProduceRequests (makeFollowers; KRaft: for every partition
@@ -579,7 +543,7 @@ class ReplicaManager:
             # tried again -- fenced by the new leader epoch, it answers FENCED_LEADER_EPOCH
             self.wake_consumer_fetches(ctx, tp)
         self.remove_fetcher_for_partition(ctx, tp)   # (stopPartitions(deleteLocalLog=false))
-        if st.leader >= 0 and not stop:
+        if st.leader >= 0 and not change.stop:
             self.add_fetcher_for_partition(ctx, tp, st.leader,
                                            self.initial_fetch_state(ctx, part, st.leader_epoch))
 
@@ -605,29 +569,15 @@ class ReplicaManager:
     def add_fetcher_for_partition(ctx: ReplicaManagerContext, tp, leader_id: int,
                                   state: PartitionFetchState) -> None:
         """ReplicaFetcherManager.addFetcherForPartitions for one partition: the fetcher thread
-        for (leader, fetcher id) takes it, made the first time."""
-        fid = fetcher_id_for(tp[0], tp[1], ctx.config["num.replica.fetchers"])
-        key = (leader_id, fid)
-        thread = ctx.fetchers.get(key)
-        if thread is None:
-            thread = ReplicaFetcherThread(ctx.id, leader_id, fid)
-            ctx.fetchers[key] = thread
-        thread.add_partition(tp, state)
-        thread.do_work(ctx)
+        for (leader, fetcher id) takes it, made the first time (kafkasim.core.fetcher_manager)."""
+        ReplicaFetcherManager(ctx).add_fetch_states({tp: (leader_id, state)})
 
     @staticmethod
     def remove_fetcher_for_partition(ctx: ReplicaManagerContext, tp) -> None:
-        """ReplicaFetcherManager.removeFetcherForPartitions for one partition: a thread left
-        with no partition stops; the partition is no longer a failed one
-        (failedPartitions.removeAll, AbstractFetcherManager @2.3.0-@4.3.0)."""
-        fetchers = ctx.fetchers
-        for key in list(fetchers):
-            thread = fetchers[key]
-            if tp in thread.failed_partitions:
-                del thread.failed_partitions[tp]
-            if tp in thread.partitions and thread.remove_partition(tp) is not None and \
-                    not thread.partitions:
-                del fetchers[key]
+        """ReplicaFetcherManager.removeFetcherForPartitions for one partition: the partition is
+        no longer fetched nor failed (failedPartitions.removeAll, AbstractFetcherManager
+        @2.3.0-@4.3.0); a thread left with none idles until shutdownIdleFetcherThreads."""
+        ReplicaFetcherManager(ctx).remove_fetcher_for_partitions((tp,))
 
     @staticmethod
     def initial_fetch_state(ctx: ReplicaManagerContext, part: Partition, leader_epoch: int
@@ -808,13 +758,11 @@ class ReplicaManager:
         for tp, st in dp.status.items():
             if st.acks_pending:
                 st.complete(E.REQUEST_TIMED_OUT)  # the records stay in the log, may commit later
+                part = self.partitions.get(tp)
                 ctx.trace("produce_timed_out", tp[0], tp[1],
-                          ev.ProduceTimedOut(self._hw(tp), st.required_offset))
+                          ev.ProduceTimedOut(part.log.high_watermark if part else -1,
+                                             st.required_offset))
         self._respond_produce(ctx, dp.client, dp.correlation_id, dp.status)
-
-    def _hw(self, tp) -> int:
-        part = self.partitions.get(tp)
-        return part.log.high_watermark if part else -1
 
     def on_hw_increased(self, ctx: ReplicaManagerContext, part: Partition) -> None:
         tp = part.tp
@@ -979,11 +927,6 @@ class ReplicaManager:
         quiet read it again (quiet_sessions.unquiet)."""
         quiet_sessions.unquiet(self, tp)
 
-    def settle_fetch_sessions(self) -> None:
-        """Write every quiet partition's lag clocks now (they stay quiet): before the ISR
-        check, and for readers of ``Partition.remote`` (Cluster.run does it at its end)."""
-        quiet_sessions.settle_all(self)
-
     # -- reading a partition ------------------------------------------------------------------
     def _read_partition(self, ctx: ReplicaManagerContext, req: FetchRequest, fp,
                         update_follower_state: bool, session=None, now: int | None = None,
@@ -1065,7 +1008,7 @@ class ReplicaManager:
             # findPreferredReadReplica comes before the read: a follower in the consumer's
             # rack holding the offset is named even where the leader's own log has it not
             if self.quiet:
-                self.settle_fetch_sessions()
+                quiet_sessions.settle_all(self)
             preferred = select_read_replica(ctx, part, fp.fetch_offset, req.rack_id)
             if preferred != ctx.id:
                 # tell the consumer where to fetch from; no records in this answer
@@ -1257,7 +1200,7 @@ class ReplicaManager:
     # -- ISR expiration ------------------------------------------------------------------------
     def maybe_shrink_isr(self, ctx: ReplicaManagerContext) -> None:
         if self.quiet:
-            self.settle_fetch_sessions()
+            quiet_sessions.settle_all(self)
         for part in self.partitions.values():
             if part.is_leader:
                 part.maybe_shrink_isr(ctx)

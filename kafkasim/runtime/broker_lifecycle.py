@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from kafkasim.control.kraft.image import MetadataImage
+from kafkasim.control.kraft.image import MetadataImage, local_changes_of
 from kafkasim.control.kraft.raft import KafkaRaftClient
 from kafkasim.control.kraft.raft_snapshots import MetadataLoader, configure_metadata_log
 from kafkasim.control.kraft.records import RemoveTopicRecord
@@ -61,6 +61,7 @@ from kafkasim.core.messages import (
     BrokerRegistrationRequest,
     BrokerRegistrationResponse,
 )
+from kafkasim.core.state_change import apply_local_changes
 
 STARTING = "STARTING"
 RECOVERY = "RECOVERY"
@@ -434,7 +435,7 @@ class BrokerLifecycleManager:
                 # follower now); log recovery is instant here, so ready to unfence at once
                 self.state = RECOVERY
                 self.publishing = True
-                publish(self.broker, self.image, list(self.image.partitions))
+                publish(self.broker, self.image, list(self.image.partitions), first=True)
                 self.ready_to_unfence = True
                 self._schedule_next(0)
                 return
@@ -505,27 +506,23 @@ def replay_records(image: MetadataImage, records) -> tuple[list, list]:
     return changed, deleted
 
 
-def publish(broker, image: MetadataImage, changed, deleted=()) -> None:
+def publish(broker, image: MetadataImage, changed, deleted=(), first: bool = False) -> None:
     """BrokerMetadataPublisher.onMetadataUpdate: refresh the metadata cache, then
-    ReplicaManager.applyDelta: first the deletes -- TopicsDelta.localChanges(brokerId).deletes,
-    the partitions of the deleted topics whose registration in the previous image (the
-    metadata cache before this update) listed this broker, stopped with deleteLocalLog = true
-    (stopPartitions: fetcher removed, partition and log gone; ReplicaManager.scala:2728-2748
-    and TopicsDelta.java:216-224 at 3.9.0, the same at 4.3.0) -- then the changed partitions
-    this broker hosts or hosted."""
+    ReplicaManager.applyDelta (kafkasim.core.state_change.apply_local_changes) with
+    TopicsDelta.localChanges(brokerId) (kafkasim.control.kraft.image.local_changes_of): the
+    previous image is the metadata cache before this update (``first``: the empty image -- the
+    MetadataLoader hands a new publisher the whole image as a delta from nothing), so a changed
+    partition counts only if its partition epoch moved; the partitions of the deleted topics
+    whose registration listed this broker are deletes (ReplicaManager.scala:2720-2770 and
+    TopicsDelta.java:197-227 at 3.9.0-rc3, the same at 4.3.0). Deletes, then leaders, then
+    followers, each in Kafka's HashMap order."""
     md = broker.metadata
-    rm = broker.replica_manager
-    deletes = [tp for tp in deleted
-               if (prev := md.partitions.get(tp)) is not None and broker.id in prev.replicas]
+    previous = {} if first else {tp: md.partitions[tp] for tp in (*changed, *deleted)
+                                 if tp in md.partitions}
     update_metadata_cache(broker, image, [*changed, *(tp for tp in deleted if tp not in changed)])
-    for tp in deletes:
-        rm.stop_replica(broker, tp, delete=True)
-    for tp in changed:
-        reg = image.partitions.get(tp)
-        if reg is None:
-            continue
-        st = md.partitions[tp]
-        if broker.id in reg.replicas:
-            broker.replica_manager.apply_partition_state(broker, st, kraft=True)
-        elif tp in broker.replica_manager.partitions:
-            broker.replica_manager.stop_replica(broker, tp, delete=True)
+    changes = local_changes_of(broker.id, previous, image.partitions,
+                               [tp for tp in changed if tp in image.partitions], deleted,
+                               image.topic_ids)
+    apply_local_changes(broker.replica_manager, broker, changes)
+    if first:   # BrokerMetadataPublisher.finishInitializingReplicaManager
+        broker.replica_manager.start_high_watermark_check_point_thread(broker)

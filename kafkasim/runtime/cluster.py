@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 from kafkasim.control.zookeeper import ZooKeeper
 from kafkasim.core import events as ev
+from kafkasim.core import quiet_sessions
 from kafkasim.core import rules as kafka_rules
 from kafkasim.core.log import Log
 from kafkasim.core.match import MatchError, check_node
@@ -847,7 +848,7 @@ def _settle_fetch_sessions(brokers: dict) -> None:
     ``Partition.remote`` reads as Kafka's would (after every run of the engine)."""
     for b in brokers.values():
         if b.replica_manager.quiet:
-            b.replica_manager.settle_fetch_sessions()
+            quiet_sessions.settle_all(b.replica_manager)
 
 
 def _check_ms(what: str, value, hi: int = limits.MAX_TIME_MS) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from kafkasim.control.kraft.raft_messages import RAFT_MESSAGES
 from kafkasim.core import errors as E
 from kafkasim.core import events as ev
+from kafkasim.core.fetcher_manager import ReplicaFetcherManager
 from kafkasim.core.log import EARLIEST_LOCAL_TIMESTAMP, MAX_TIMESTAMP, TimestampAndOffset
 from kafkasim.core.messages import (
     DEFAULT_LISTENER,
@@ -107,6 +108,7 @@ def handle_stop_replica_request(broker, src, msg: StopReplicaRequest) -> None:
         err = E.STALE_CONTROLLER_EPOCH
     if err != E.NONE:
         broker.send(src, StopReplicaResponse(err))
+        ReplicaFetcherManager(broker).shutdown_idle_fetcher_threads()
         return
     fenced = []
     epochs = msg.leader_epochs or (NO_EPOCH,) * len(msg.partitions)
@@ -117,6 +119,9 @@ def handle_stop_replica_request(broker, src, msg: StopReplicaRequest) -> None:
         broker.replica_manager.stop_replica(broker, tp, bool(msg.delete))
     if fenced:   # kafkasim answers only what went wrong (StopReplicaResponse's docstring)
         broker.send(src, StopReplicaResponse(E.NONE, tuple(fenced)))
+    # replicaFetcherManager.shutdownIdleFetcherThreads, whatever the answer (KafkaApis.scala:372
+    # @3.9.0-rc3; KafkaApis.scala:138@0.8.2.0)
+    ReplicaFetcherManager(broker).shutdown_idle_fetcher_threads()
 
 
 def stop_replica_error(broker, tp, request_epoch: int) -> str:

@@ -354,10 +354,10 @@ class LogManager:
             if log.log_start_offset > log.segment_base_offset})
 
     def cleanup_logs(self, ctx: Any) -> int:
-        """LogManager.cleanupLogs (the kafka-log-retention task; kafkasim does not schedule
-        it): every log whose cleanup.policy does not include ``compact`` (the log cleaner owns
-        those) deletes its old segments at ``ctx.now`` (``Log.delete_old_segments``); returns
-        how many segments went."""
+        """LogManager.cleanupLogs (the kafka-log-retention task, ``startup``): every log
+        whose cleanup.policy does not include ``compact`` (the log cleaner owns those) deletes
+        its old segments at ``ctx.now`` (``Log.delete_old_segments``); returns how many
+        segments went."""
         total = 0
         for _tp, log in sorted(self.logs.items()):
             policy = (log.config or ctx.topic_config(log.topic)).get("cleanup.policy", "delete")
@@ -448,18 +448,31 @@ class LogManager:
                 self.last_flush_ms[tp] = now
 
     # -- periodic tasks ---------------------------------------------------------------------
+    @staticmethod
+    def start_high_watermark_checkpoints(ctx: Any) -> None:
+        """ReplicaManager's highwatermark-checkpoint task (ReplicaManager
+        .start_high_watermark_check_point_thread): KafkaScheduler.schedule(name, task, 0,
+        replica.high.watermark.checkpoint.interval.ms) -- the first run now."""
+        schedule_periodic(ctx, ctx.config["replica.high.watermark.checkpoint.interval.ms"], 0,
+                          _timer_highwatermark_checkpoint, first_ms=0)
+
     def startup(self, ctx: Any) -> None:
-        """Schedule the periodic tasks: ReplicaManager's highwatermark-checkpoint, LogManager's
-        recovery-point and log-start-offset checkpoints and log flusher, the OS writeback."""
+        """Schedule the periodic tasks: LogManager's recovery-point and log-start-offset
+        checkpoints, log flusher and log retention, the OS writeback (ReplicaManager's
+        highwatermark-checkpoint starts with the first LeaderAndIsr or metadata publish:
+        ``start_high_watermark_checkpoints``)."""
         cfg = ctx.config
-        schedule_periodic(ctx, cfg["replica.high.watermark.checkpoint.interval.ms"], 0,
-                          _timer_highwatermark_checkpoint)
         # LogManager.startup: its tasks first run after initialTaskDelayMs (InitialTaskDelayMs,
         # 30000; log.initial.task.delay.ms since 3.8, KAFKA-16552), then every period
         # (KafkaScheduler.schedule -> scheduleAtFixedRate(task, delay, period))
         delay = cfg.get("log.initial.task.delay.ms", LOG_MANAGER_INITIAL_TASK_DELAY_MS)
         schedule_periodic(ctx, cfg["log.flush.offset.checkpoint.interval.ms"], delay,
                           _timer_recovery_point_checkpoint, first_ms=delay)
+        # kafka-log-retention: cleanupLogs every log.retention.check.interval.ms
+        # (LogManager.scala:628-631@3.9.0-rc3, LogManager.scala:181-185@0.8.2.0)
+        retention_ms = cfg["log.retention.check.interval.ms"]
+        schedule_periodic(ctx, retention_ms, delay, _timer_log_retention, retention_ms,
+                          first_ms=delay)
         if "log.flush.start.offset.checkpoint.interval.ms" in cfg:
             schedule_periodic(ctx, cfg["log.flush.start.offset.checkpoint.interval.ms"], delay,
                               _timer_log_start_offset_checkpoint, first_ms=delay)
@@ -536,6 +549,11 @@ def _timer_log_start_offset_checkpoint(ctx: Any) -> None:
 def _timer_page_cache_writeback(ctx: Any) -> None:
     ctx.log_manager.write_back_page_cache()
     ctx.schedule_timer(PAGE_CACHE_WRITEBACK_INTERVAL_MS, _timer_page_cache_writeback)
+
+
+def _timer_log_retention(ctx: Any, period: int) -> None:
+    ctx.log_manager.cleanup_logs(ctx)
+    reschedule(ctx, period, _timer_log_retention, period)
 
 
 def _timer_log_flusher(ctx: Any, period: int) -> None:

@@ -612,6 +612,12 @@ BROKER: dict[str, ConfigDef] = dict(
             unit="ms",
         ),
         _cfg(
+            "log.retention.check.interval.ms", "long", 5 * 60 * 1000,
+            "How often the kafka-log-retention task deletes the segments retention lets go "
+            "(LogManager.cleanupLogs; first run after the log manager's initial task delay).",
+            unit="ms", valid=_AT_LEAST_1,
+        ),
+        _cfg(
             "log.segment.bytes", "int", 1024 * 1024 * 1024,
             "Size at which a partition's active segment is rolled.",
             unit="bytes", valid=_SEGMENT_BYTES_VALID,

@@ -12,6 +12,8 @@ here once. Python's own ``hash`` is never used: it changes with PYTHONHASHSEED.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -235,6 +237,26 @@ def utils_abs(n: int) -> int:
     """Kafka's ``Utils.abs``: ``Math.abs`` of an int, except that ``Integer.MIN_VALUE`` (whose
     absolute value overflows back to itself) gives 0."""
     return 0 if n == -(1 << 31) else abs(n)
+
+
+def topic_partition_hash_code(tp: tuple[str, int]) -> int:
+    """``TopicPartition.hashCode``: 31 * (31 + partition) + topic.hashCode(), as a Java int
+    (TopicPartition.java:46-54@3.9.0-rc3)."""
+    return to_int32(31 * (31 + tp[1]) + java_string_hash(tp[0]))
+
+
+def uuid_hash_code(uuid: str) -> int:
+    """``Uuid.hashCode`` of a Uuid printed as Kafka prints it (URL-safe base64 of its 16 bytes,
+    no padding): the high and low 32 bits of most ^ least significant bits, xored
+    (Uuid.java:120-123@3.9.0-rc3). A string that is no such Uuid hashes as a String."""
+    try:
+        raw = base64.urlsafe_b64decode(uuid + "=" * (-len(uuid) % 4))
+    except (binascii.Error, ValueError):
+        raw = b""
+    if len(raw) != 16:
+        return java_string_hash(uuid)
+    xor = int.from_bytes(raw[:8], "big") ^ int.from_bytes(raw[8:], "big")
+    return to_int32((xor >> 32) ^ (xor & 0xFFFFFFFF))
 
 
 def java_hashmap_spread(hash_code: int) -> int:

@@ -18,6 +18,12 @@ from typing import NamedTuple
 
 from kafkasim.control.kraft import records as R
 from kafkasim.core.messages import PartitionState
+from kafkasim.settings.javautil import (
+    integer_hash_code,
+    java_hashmap_iteration_order,
+    topic_partition_hash_code,
+    uuid_hash_code,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,12 +175,73 @@ class LocalReplicaChanges(NamedTuple):
     """org.apache.kafka.image.LocalReplicaChanges: what a delta changes for one broker --
     ``deletes`` (the partitions it no longer hosts), ``leaders`` / ``followers`` (tp -> the
     PartitionState it now leads or follows; ``elected_leaders``: the leaders whose leader epoch
-    changed), each in the order the records named them."""
+    changed). Each in the order Kafka iterates them: its HashSet / HashMaps keyed by
+    TopicPartition (``local_changes_of``)."""
 
     deletes: tuple
     elected_leaders: dict
     leaders: dict
     followers: dict
+
+
+def _java_tp_order(tps: list) -> list:
+    """The order a ``HashMap<TopicPartition, _>`` / ``HashSet<TopicPartition>`` filled with
+    ``tps`` (in that order) iterates them (TopicPartition.hashCode)."""
+    return java_hashmap_iteration_order(tps, topic_partition_hash_code)
+
+
+def _changed_in_kafka_order(changed, topic_ids: dict) -> list:
+    """TopicsDelta.localChanges walks ``changedTopics`` (a HashMap<Uuid, TopicDelta>, its topics
+    put in record order) and each TopicDelta's ``partitionChanges`` (a HashMap<Integer, _>):
+    the changed partitions in that order (TopicsDelta.java:205-214@3.9.0-rc3)."""
+    by_topic: dict[str, list[int]] = {}
+    for topic, partition in changed:
+        by_topic.setdefault(topic, []).append(partition)
+    ids = {topic_ids.get(t, t): t for t in by_topic}
+    out = []
+    for topic_id in java_hashmap_iteration_order(list(ids), uuid_hash_code):
+        topic = ids[topic_id]
+        out.extend((topic, p) for p in
+                   java_hashmap_iteration_order(by_topic[topic], integer_hash_code))
+    return out
+
+
+def local_changes_of(broker_id: int, previous, partitions, changed, deleted=(),
+                     topic_ids=None) -> LocalReplicaChanges:
+    """TopicsDelta.localChanges(brokerId) (TopicDelta.localChanges per changed topic,
+    TopicDelta.java:138-192 and TopicsDelta.java:197-227 @3.9.0-rc3, the same at 4.3.0):
+    ``changed`` partitions (their new registrations in ``partitions``) no longer listing the
+    broker that ``previous`` (tp -> the previous image's registration or partition state)
+    listed are deletes; one it leads or follows counts only if its partition epoch changed (or
+    it is new); then ``deleted`` (the partitions of the topics a RemoveTopicRecord deleted)
+    that listed the broker are deletes too (a changed partition of the same name then belongs
+    to a topic created anew: TopicDelta compares with its own topic's image, by topic id).
+    ``topic_ids``: name -> id, for the order of
+    ``changedTopics`` (a HashMap<Uuid, _>). Every collection comes back in Kafka's HashMap /
+    HashSet order: the order ReplicaManager.applyDelta handles them. (JDK-dependent putAll
+    pre-sizing of the merged maps is not modelled: they fill as with puts one by one.)"""
+    deletes, elected, leaders, followers = [], [], [], []
+    states: dict = {}
+    gone = set(deleted)   # a changed partition of that name belongs to a topic made anew
+    for tp in _changed_in_kafka_order(changed, topic_ids or {}):
+        reg, prev = partitions[tp], None if tp in gone else previous.get(tp)
+        if broker_id not in reg.replicas:
+            if prev is not None and broker_id in prev.replicas:
+                deletes.append(tp)
+        elif prev is None or prev.partition_epoch != reg.partition_epoch:
+            states[tp] = to_leader_and_isr_partition_state(tp, reg)
+            if reg.leader != broker_id:
+                followers.append(tp)
+                continue
+            leaders.append(tp)
+            if prev is None or prev.leader_epoch != reg.leader_epoch:
+                elected.append(tp)
+    deletes.extend(tp for tp in deleted if (prev := previous.get(tp)) is not None
+                   and broker_id in prev.replicas and tp not in deletes)
+    return LocalReplicaChanges(tuple(_java_tp_order(deletes)),
+                               {tp: states[tp] for tp in _java_tp_order(elected)},
+                               {tp: states[tp] for tp in _java_tp_order(leaders)},
+                               {tp: states[tp] for tp in _java_tp_order(followers)})
 
 
 def _copy_image(image: MetadataImage) -> MetadataImage:
@@ -227,27 +294,13 @@ class TopicsDelta:
         return self._next
 
     def local_changes(self, broker_id: int) -> LocalReplicaChanges:
-        """TopicsDelta.localChanges(brokerId): a changed partition no longer listing the broker
-        that the previous image did is a delete; one it leads or follows counts only if the
-        partition epoch changed (or it is new); then every partition of a deleted topic that
-        listed the broker."""
-        deletes, elected, leaders, followers = [], {}, {}, {}
-        old = self.image.partitions
-        for tp in self.changed:
-            reg, prev = self._next.partitions[tp], old.get(tp)
-            if broker_id not in reg.replicas:
-                if prev is not None and broker_id in prev.replicas:
-                    deletes.append(tp)
-            elif prev is None or prev.partition_epoch != reg.partition_epoch:
-                st = to_leader_and_isr_partition_state(tp, reg)
-                if reg.leader != broker_id:
-                    followers[tp] = st
-                    continue
-                leaders[tp] = st
-                if prev is None or prev.leader_epoch != reg.leader_epoch:
-                    elected[tp] = st
+        """TopicsDelta.localChanges(brokerId) (``local_changes_of``): the previous image's
+        registrations against the changed ones, then the partitions of the deleted topics."""
+        old = self.image
+        deleted = []
         for topic_id in self.deleted_topic_ids:
-            name = self.image.topic_names[topic_id]
-            deletes.extend(tp for tp, prev in old.items()
-                           if tp[0] == name and broker_id in prev.replicas and tp not in deletes)
-        return LocalReplicaChanges(tuple(deletes), elected, leaders, followers)
+            name = old.topic_names[topic_id]
+            deleted.extend(tp for tp in old.partitions if tp[0] == name)
+        topic_ids = {**old.topic_ids, **self._next.topic_ids}
+        return local_changes_of(broker_id, old.partitions, self._next.partitions, self.changed,
+                                deleted, topic_ids)
