@@ -16,7 +16,7 @@ from functools import partial
 
 from kafkasim.control.kraft import records as R
 from kafkasim.control.kraft.cluster_control import ClusterControlManager
-from kafkasim.control.kraft.image import MetadataImage
+from kafkasim.control.kraft.image import MetadataImage, load_snapshot
 from kafkasim.control.kraft.metadata_version import MINIMUM_KRAFT_VERSION, MetadataVersion
 from kafkasim.control.kraft.replication_control import ReplicationControlManager
 from kafkasim.control.kraft.striped_placer import StripedReplicaPlacer
@@ -384,7 +384,10 @@ class KRaftControlPlane:
         img = self.image
         if hw - 1 <= img.offset:
             return
-        for offset, _epoch, record in node.raft.log.entries_between(img.offset + 1, hw):
+        log = node.raft.log
+        if log.below_log_start(img.offset + 1):   # the node's log starts at a snapshot past it
+            load_snapshot(img, log.entries_between(0, log.start_offset))
+        for offset, _epoch, record in log.entries_between(img.offset + 1, hw):
             img.replay(record, offset)
 
     # -- admin --------------------------------------------------------------------------------
