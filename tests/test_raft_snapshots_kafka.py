@@ -9,7 +9,8 @@ and a far-behind voter brought back with FetchSnapshot.
 
 Adaptation: the client harness is tests/test_raft_client_kafka.py's (``build``, ``Ctx``); the
 ``withKip853Rpc`` parameter is kraft.version 0 (no directory ids). A snapshot's content is
-kafkasim's (the log entries below its offset, or the bare records a test appends), its size an
+the records a test appends (log entries given to ``append`` are taken as their records; a
+generated snapshot holds the image, tests/test_snapshot_image_kafka.py), its size an
 estimate (raft_snapshots.record_size_in_bytes); ``advanceLocalLeaderHighWatermarkToLogEndOffset``
 is a Fetch from the other voter at the log end. SnapshotGeneratorTest's MockEmitter is
 ``MockEmitter`` below; its asynchronous emit (``setReady``) is synchronous in kafkasim, so
@@ -432,14 +433,17 @@ def _log_with_snapshots(n=3):
 
 def test_delete_before_snapshot_moves_the_log_start():
     """KafkaMetadataLog.deleteBeforeSnapshot@3.9.0-rc3: only a snapshot the log holds, past the
-    log start and at most the latest; older snapshots are forgotten; the entries below the new
-    start are read from the snapshot there."""
+    log start and at most the latest; older snapshots are forgotten; reading from below the new
+    start gives the snapshot there, its records at its last contained offset, then the log."""
     log, ids = _log_with_snapshots()
     assert not log.delete_before_snapshot(OffsetAndEpoch(4, 1))
     assert log.delete_before_snapshot(ids[1])
     assert (log.start_offset, log.end_offset) == (6, 10)
     assert sorted(log.snapshots) == ids[1:]
     assert [e[2] for e in log.entries_between(0, 10)] == [f"r{i}" for i in range(10)]
+    assert [e[:2] for e in log.entries_between(0, 10)][5:7] == [(5, 1), (6, 1)]
+    assert log.entry_at(5) is None and log.entry_at(6) == (6, 1, "r6")
+    assert log.below_log_start(3) and not log.below_log_start(0) and not log.below_log_start(6)
     assert not log.delete_before_snapshot(ids[1])
 
 

@@ -20,7 +20,7 @@ from kafkasim.control.kraft.feature_control import (
     ELIGIBLE_LEADER_REPLICAS_VERSION as ELR_FEATURE_NAME,
 )
 from kafkasim.control.kraft.feature_control import bootstrap_records, production_features
-from kafkasim.control.kraft.image import MetadataImage
+from kafkasim.control.kraft.image import MetadataImage, load_snapshot
 from kafkasim.control.kraft.metadata_version import MINIMUM_KRAFT_VERSION, MetadataVersion
 from kafkasim.control.kraft.replication_control import ReplicationControlManager
 from kafkasim.control.kraft.striped_placer import StripedReplicaPlacer
@@ -395,7 +395,10 @@ class KRaftControlPlane:
         img = self.image
         if hw - 1 <= img.offset:
             return
-        for offset, _epoch, record in node.raft.log.entries_between(img.offset + 1, hw):
+        log = node.raft.log
+        if log.below_log_start(img.offset + 1):   # the node's log starts at a snapshot past it
+            load_snapshot(img, log.entries_between(0, log.start_offset))
+        for offset, _epoch, record in log.entries_between(img.offset + 1, hw):
             img.replay(record, offset)
 
     # -- admin --------------------------------------------------------------------------------

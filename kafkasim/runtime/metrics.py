@@ -293,7 +293,7 @@ def committed_image(images: dict, node):
     catch-up of a (re)started process counts nothing: MetadataLoader publishes it as one delta
     from the empty image, so every partition in it is new."""
     from kafkasim.control.kraft import records as R
-    from kafkasim.control.kraft.image import MetadataImage
+    from kafkasim.control.kraft.image import MetadataImage, load_snapshot
 
     entry = images.get(node.id)
     if entry is None or entry[0] != node.incarnation:
@@ -303,7 +303,10 @@ def committed_image(images: dict, node):
     catching_up = img.offset < 0
     if hw - 1 > img.offset:
         rules = node.cluster.rules.elections
-        for offset, _epoch, record in node.raft.log.entries_between(img.offset + 1, hw):
+        log = node.raft.log
+        if log.below_log_start(img.offset + 1):      # a snapshot fetched past the image: load it
+            load_snapshot(img, log.entries_between(0, log.start_offset))
+        for offset, _epoch, record in log.entries_between(img.offset + 1, hw):
             t = type(record)
             if t is R.PartitionChangeRecord or t is R.PartitionRecord:
                 tp = (img.topic_names.get(record.topic_id), record.partition_id)

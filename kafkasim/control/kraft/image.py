@@ -144,6 +144,28 @@ class MetadataImage:
                     del self.partitions[tp]
         return None
 
+    def write(self, options: ImageWriterOptions | None = None) -> list:
+        """MetadataImage.write(ImageWriter, ImageWriterOptions): the image as the records a
+        snapshot holds, in Kafka's order (MetadataImage.java:150@3.9.0-rc3, the same @4.3.0):
+        FeaturesImage, ClusterImage, TopicsImage, ConfigurationsImage (kafkasim models no
+        client quotas, producer-id blocks, ACLs, SCRAM credentials or delegation tokens, so
+        those images write nothing). Replaying the records into an empty image gives this
+        image back (``options.handle_loss`` aside)."""
+        options = options or ImageWriterOptions.for_image(self)
+        out: list = []
+        write_features(self, out, options)
+        for broker_id in sorted(self.brokers):     # ClusterImage.write: brokers, by id
+            out.append(self.brokers[broker_id].to_record(
+                options.metadata_version, handle_loss=options.handle_loss))
+        for topic_id, name in self.topic_names.items():     # TopicsImage.write
+            out.append(R.TopicRecord(name, topic_id))      # TopicImage.write: TopicRecord,
+            for pid in sorted(p for t, p in self.partitions if t == name):   # its partitions
+                out.append(partition_to_record(self.partitions[(name, pid)], topic_id, pid,
+                                               options))
+        for (rtype, rname), cfg in self.configs.items():     # ConfigurationsImage.write
+            out.extend(R.ConfigRecord(rtype, rname, k, v) for k, v in cfg.items())
+        return out
+
     def topics_by_id(self) -> dict[str, TopicImage]:
         """TopicsImage.topicsById: every topic's TopicImage, by topic id."""
         out = {tid: TopicImage(name, tid) for tid, name in self.topic_names.items()}
@@ -159,6 +181,90 @@ class MetadataImage:
 
     def unfenced_brokers(self) -> tuple[int, ...]:
         return tuple(sorted(b.id for b in self.brokers.values() if not b.fenced))
+
+
+def load_snapshot(image: MetadataImage, entries) -> tuple[list, list]:
+    """MetadataLoader loading a snapshot onto a node whose ``image`` is older than the log
+    start (MetadataDelta.finishSnapshot: what the snapshot does not name is gone): ``image``
+    becomes the image of ``entries`` (the snapshot's records, RaftLog.entries_between from
+    0); returns the partitions whose registration changed or appeared, and those of the
+    topics the snapshot no longer has, as ``replay_records`` does for a log delta."""
+    fresh = MetadataImage()
+    for offset, _epoch, record in entries:
+        fresh.replay(record, offset)
+    old = image.partitions
+    changed = [tp for tp, reg in fresh.partitions.items() if old.get(tp) != reg]
+    deleted = [tp for tp in old if tp not in fresh.partitions]
+    for name in MetadataImage.__slots__:
+        setattr(image, name, getattr(fresh, name))
+    return changed, deleted
+
+
+class ImageWriterOptions(NamedTuple):
+    """org.apache.kafka.image.writer.ImageWriterOptions: the metadata.version the records are
+    written for (the image's own) and what to do with what it cannot represent
+    (``handle_loss`` is given the UnwritableMetadataException; None: raise it, Kafka's
+    default)."""
+
+    metadata_version: object
+    handle_loss: object = None
+
+    @classmethod
+    def for_image(cls, image: MetadataImage, handle_loss=None) -> ImageWriterOptions:
+        """The options SnapshotEmitter uses: the image's metadata.version (the
+        FeatureLevelRecord replayed; before any, MINIMUM_KRAFT_VERSION as QuorumController
+        @3.9.0-rc3 assumes) and a loss handler that logs (here: ignores) the loss."""
+        from kafkasim.control.kraft import metadata_version as MV
+
+        level = image.features.get("metadata.version")
+        mv = MV.MINIMUM_KRAFT_VERSION if level is None else \
+            MV.MetadataVersion.from_feature_level(level)
+        return cls(mv, handle_loss if handle_loss is not None else _ignore_loss)
+
+
+def _ignore_loss(_loss) -> None:
+    """SnapshotEmitter's loss handler logs "Metadata was lost" (here it is dropped)."""
+
+
+def _lose(options: ImageWriterOptions, what: str) -> None:
+    from kafkasim.control.kraft.records import UnwritableMetadataException
+
+    loss = UnwritableMetadataException(options.metadata_version, what)
+    if options.handle_loss is None:
+        raise loss
+    options.handle_loss(loss)
+
+
+def write_features(image: MetadataImage, out: list, options: ImageWriterOptions) -> None:
+    """FeaturesImage.write@3.9.0-rc3: below metadata.version 3.3-IV0 no FeatureLevelRecord
+    exists (the finalized features are lost); else metadata.version first ("it may have an
+    impact on how we decode records that come after it"), then the other features. (The
+    ZkMigrationStateRecord of 3.4-IV0+ is not modelled: kafkasim has no migration.) At 4.3.0
+    (FeaturesImage.java:85@a9ce322153) the 3.3-IV0 branch and the migration record are gone:
+    4.x's metadata.version is 3.3-IV3 at least, so the same records come out."""
+    from kafkasim.control.kraft import metadata_version as MV
+
+    others = [(k, v) for k, v in image.features.items() if k != "metadata.version"]
+    if options.metadata_version.is_less_than(MV.MINIMUM_BOOTSTRAP_VERSION):
+        if others:
+            _lose(options, "feature flag(s): " + ", ".join(sorted(k for k, _ in others)))
+        return
+    out.append(R.FeatureLevelRecord("metadata.version", options.metadata_version.feature_level))
+    out.extend(R.FeatureLevelRecord(k, v) for k, v in others)
+
+
+def partition_to_record(reg: R.PartitionRegistration, topic_id: str, partition_id: int,
+                        options: ImageWriterOptions) -> R.PartitionRecord:
+    """PartitionRegistration.toRecord(topicId, partitionId, options)@3.9.0-rc3: the ELR
+    fields only from metadata.version 4.0-IV1 (isElrSupported; below it they are left out,
+    with no loss reported). The directories of 3.7-IV2+ are not modelled."""
+    elr, last_known = tuple(reg.elr), tuple(reg.last_known_elr)
+    if not options.metadata_version.is_elr_supported():
+        elr, last_known = (), ()
+    return R.PartitionRecord(partition_id, topic_id, tuple(reg.replicas), tuple(reg.isr),
+                             tuple(reg.removing_replicas), tuple(reg.adding_replicas),
+                             reg.leader, reg.leader_recovery_state, reg.leader_epoch,
+                             reg.partition_epoch, elr, last_known)
 
 
 def to_leader_and_isr_partition_state(tp: tuple[str, int], reg: R.PartitionRegistration

@@ -220,8 +220,12 @@ class QuorumController:
             if start is not None and hw > start:
                 self.claim(ctx, raft.epoch)
                 return
-        # a standby replays what is committed
+        # a standby replays what is committed (from an empty state when a snapshot fetched
+        # from the leader moved its log start past what it replayed)
         log = raft.log
+        if log.below_log_start(self.applied + 1):
+            self._rebuild(log.entries_between(0, hw))
+            return
         for offset, _epoch, record in log.entries_between(self.applied + 1, hw):
             self.replay(record, offset)
 

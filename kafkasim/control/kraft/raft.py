@@ -186,18 +186,12 @@ class RaftLog(MetadataLogSnapshots):
         return 0
 
     def entry_at(self, offset: int):
-        """The (offset, epoch, record) at ``offset``: from the log, or below its start from
-        the snapshot at the start (which holds the entries before it); None when neither has
-        it."""
+        """The (offset, epoch, record) at ``offset`` in the log, None when the log does not
+        have it -- below the log start neither: the snapshot there holds the image's
+        records, not the entries (KIP-630)."""
         i = offset - self.start_offset
         if 0 <= i < len(self.entries):
             return self.entries[i]
-        if i < 0 and offset >= 0:
-            snapshot = self.snapshots.get(self.earliest_snapshot_id()) if self.snapshots \
-                else None
-            if snapshot is not None and offset < len(snapshot.entries) and \
-                    isinstance(snapshot.entries[offset], tuple):
-                return snapshot.entries[offset]
         return None
 
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
@@ -289,15 +283,25 @@ class RaftLog(MetadataLogSnapshots):
             self.entries.append((offset, epoch, record))
 
     def entries_between(self, start: int, end: int) -> list:
-        """(offset, epoch, record) for offsets in [start, end); the offsets below the log start
-        come from the snapshot at the log start (they are its entries)."""
+        """(offset, epoch, record) for offsets in [start, end). From below the log start: the
+        snapshot at the log start first, all its records (the image, MetadataImage.write),
+        each at the snapshot's last contained offset and epoch -- what QuorumController
+        .handleLoadSnapshot replays them with -- then the log from its start. A reader whose
+        state is past 0 but below the log start must start over from an empty state (as
+        MetadataLoader does with a SnapshotManifest); ``below_log_start`` tells it."""
         s0 = self.start_offset
         out = self.entries[max(start - s0, 0):max(end - s0, 0)]
         if start < s0 and self.snapshots and end > start:
             snapshot = self.snapshots.get(self.earliest_snapshot_id())
             if snapshot is not None:
-                out = list(snapshot.entries[max(start, 0):min(end, s0)]) + out
+                last, epoch = snapshot.snapshot_id.offset - 1, snapshot.snapshot_id.epoch
+                out = [(last, epoch, r) for r in snapshot.entries] + out
         return out
+
+    def below_log_start(self, next_offset: int) -> bool:
+        """Whether a reader at ``next_offset`` (> 0) fell below the log start, so that
+        ``entries_between`` gives it a snapshot to load rather than the entries it missed."""
+        return 0 < next_offset < self.start_offset and bool(self.snapshots)
 
     def read(self, start: int) -> tuple:
         return tuple(self.entries[max(start - self.start_offset, 0):])

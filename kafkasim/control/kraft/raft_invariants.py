@@ -9,15 +9,19 @@ nodes still count. Pass every client of the quorum, voters and observers, up or 
 from __future__ import annotations
 
 
-def _epoch_at(log, offset: int):
-    """The epoch of the log's entry at ``offset`` (below the log start: the snapshot's there,
-    KIP-630), None when the log does not have it."""
+def _epoch_at(log, offset: int, committed_epoch=None):
+    """The epoch of the log's entry at ``offset``, None when the log does not have it. Below
+    the log start a snapshot holds it, as part of an image, not as an entry (KIP-630): a
+    snapshot is only made of committed entries (createNewSnapshot refuses an id above the
+    high watermark or that the log does not hold), so the offset counts as held with the
+    ``committed_epoch`` the caller expects."""
     entries = log.entries
     i = offset - getattr(log, "start_offset", 0)
     if 0 <= i < len(entries):
         return entries[i][1]
-    entry = log.entry_at(offset) if i < 0 and hasattr(log, "entry_at") else None
-    return None if entry is None else entry[1]
+    if i < 0 and offset >= 0 and getattr(log, "snapshots", None):
+        return committed_epoch
+    return None
 
 
 def check_raft_safety(nodes) -> list[str]:
@@ -42,7 +46,7 @@ def check_raft_safety(nodes) -> list[str]:
     for n in nodes:
         for off in sorted(n.committed):
             epoch, known = n.committed[off]
-            if _epoch_at(n.log, off) != epoch:
+            if _epoch_at(n.log, off, epoch) != epoch:
                 have = _epoch_at(n.log, off)
                 out.append(f"node {n.node_id} lost committed offset {off} (epoch {epoch}); "
                            f"its log has epoch {have}")
@@ -59,7 +63,7 @@ def check_raft_safety(nodes) -> list[str]:
         lead_epoch = n.state.epoch
         for off in sorted(committed):
             epoch, known, who = committed[off]
-            if known <= lead_epoch and _epoch_at(n.log, off) != epoch:
+            if known <= lead_epoch and _epoch_at(n.log, off, epoch) != epoch:
                 out.append(f"leader {n.node_id} of epoch {lead_epoch} lacks offset {off} "
                            f"(epoch {epoch}) committed in epoch {known} (seen by node {who})")
                 break
@@ -162,7 +166,7 @@ class RaftSafetyProgress:
             log, found = self.present.get(n.node_id, (None, 0))
             start = found if log is entries else 0
             for off in range(start, len(mine)):
-                if _epoch_at(n.log, off) != mine[off][0]:
+                if _epoch_at(n.log, off, mine[off][0]) != mine[off][0]:
                     return False
             self.present[n.node_id] = (entries, len(mine))
         return True
@@ -181,7 +185,7 @@ class RaftSafetyProgress:
             start = mark[2] if mark is not None and mark[0] == lead and mark[1] is entries else 0
             for off in range(start, len(committed)):
                 epoch, known = committed[off]
-                if known <= lead and _epoch_at(n.log, off) != epoch:
+                if known <= lead and _epoch_at(n.log, off, epoch) != epoch:
                     return False
             self.complete[n.node_id] = (lead, entries, len(committed))
         return True

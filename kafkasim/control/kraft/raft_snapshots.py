@@ -37,10 +37,18 @@ What is modelled:
   SnapshotId; the follower fetches it with FetchSnapshot (``MAX_FETCH_SIZE_BYTES`` per answer,
   by position), freezes it and restarts its log at the snapshot's offset.
 
-What is not (see docs/kraft.md, "Metadata snapshots"): a snapshot's content is the committed
-entries below its offset, (offset, epoch, record), so replaying it rebuilds exactly the state
-the log prefix did -- Kafka writes the image's records instead (MetadataImage.write, one
-record per broker, topic, partition, config), smaller than the log it replaces. Sizes are
+- A snapshot holds the image, not the log prefix (``snapshot_records``): the latest
+  KRaftVersionRecord / VotersRecord, then MetadataImage.write -- a FeatureLevelRecord per
+  feature (metadata.version first), a RegisterBrokerRecord per broker (fenced and
+  in-controlled-shutdown as they are now), a TopicRecord then a PartitionRecord per
+  partition (the current registration, epochs included), a ConfigRecord per set key. Its
+  records carry no log offsets: a node loading it replays them all at the snapshot's last
+  contained offset (QuorumController.handleLoadSnapshot), from an empty state, then the log
+  after it; the state is the one replaying the whole log gives.
+
+What is not (see docs/kraft.md, "Metadata snapshots"): the images kafkasim has no state for
+(client quotas, producer-id blocks, ACLs, SCRAM, delegation tokens, controller
+registrations, ZkMigrationStateRecord, replica directories) write nothing. Sizes are
 estimates of the records' serialized sizes (``record_size_in_bytes``); the snapshot's
 last-contained-log timestamp is the time it is written; expired snapshot files are deleted at
 once (Kafka waits ``file.delete.delay.ms``); segments are not modelled (the log start moves
@@ -111,9 +119,14 @@ def record_size_in_bytes(record) -> int:
     return RECORD_OVERHEAD_BYTES + _value_size(record)
 
 
+def _is_entry(value) -> bool:
+    """A log entry (offset, epoch, record), not a bare record."""
+    return isinstance(value, tuple) and len(value) == 3 and isinstance(value[0], int)
+
+
 def entry_size_in_bytes(entry) -> int:
     """The estimated bytes of a log entry (offset, epoch, record), or of a bare record."""
-    if isinstance(entry, tuple) and len(entry) == 3 and isinstance(entry[0], int):
+    if _is_entry(entry):
         return record_size_in_bytes(entry[2])
     return record_size_in_bytes(entry)
 
@@ -142,14 +155,19 @@ class MetadataProvenance(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class RawSnapshot:
-    """A frozen snapshot (FileRawSnapshotReader): its id, the entries it holds (offset, epoch,
-    record; see the module docstring), the SnapshotHeaderRecord's last contained log
-    timestamp and its size in bytes."""
+    """A frozen snapshot (FileRawSnapshotReader): its id, the records it holds (``entries``:
+    bare records, no offsets -- the image's, see ``snapshot_records``), the
+    SnapshotHeaderRecord's last contained log timestamp and its size in bytes."""
 
     snapshot_id: OffsetAndEpoch
     entries: tuple
     last_contained_log_timestamp: int
     size_in_bytes: int
+
+    @property
+    def records(self) -> tuple:
+        """The snapshot's records (RecordsSnapshotReader), in the order they were written."""
+        return self.entries
 
 
 class MetadataLogConfig(NamedTuple):
@@ -188,11 +206,13 @@ class SnapshotWriter:
         return self.frozen
 
     def append(self, entries) -> None:
-        """``append``: more of the snapshot (after freeze: an IllegalStateException)."""
+        """``append``: more records of the snapshot (after freeze: an IllegalStateException).
+        A log entry (offset, epoch, record) given here is taken as its record: a snapshot's
+        records carry no log offsets."""
         if self.frozen:
             raise IllegalStateException(
                 f"Append is not supported. Snapshot is already frozen: id = {self.snapshot_id}")
-        entries = list(entries)
+        entries = [e[2] if _is_entry(e) else e for e in entries]
         self.entries.extend(entries)
         self.size += entries_size_in_bytes(entries)
 
@@ -368,15 +388,11 @@ def snapshot_file_name(snapshot_id) -> str:
 
 
 def snapshot_file_text(snapshot: RawSnapshot) -> str:
-    """The file's content as kafkasim writes it: the SnapshotHeaderRecord, one line per entry
-    (offset, epoch, record), the SnapshotFooterRecord."""
+    """The file's content as kafkasim writes it: the SnapshotHeaderRecord, one line per record
+    (in the order written), the SnapshotFooterRecord."""
     lines = [f"SnapshotHeaderRecord version=0 "
              f"lastContainedLogTimestamp={snapshot.last_contained_log_timestamp}"]
-    for entry in snapshot.entries:
-        if isinstance(entry, tuple) and len(entry) == 3:
-            lines.append(f"{entry[0]} {entry[1]} {entry[2]!r}")
-        else:
-            lines.append(repr(entry))
+    lines.extend(repr(record) for record in snapshot.entries)
     lines.append("SnapshotFooterRecord version=0")
     return "\n".join(lines) + "\n"
 
@@ -425,6 +441,32 @@ def snapshot_files(log_dir) -> list[str]:
     return sorted(p.name for p in directory.iterdir() if Snapshots.parse(p) is not None)
 
 
+# --- the image a snapshot holds ------------------------------------------------------------------
+def snapshot_records(entries, options=None) -> list:
+    """The records of a snapshot of the state ``entries`` (offset, epoch, record; the log from
+    offset 0, or a snapshot's records then the log after it) build: RecordsSnapshotWriter's
+    control records after the SnapshotHeaderRecord -- the latest KRaftVersionRecord and
+    VotersRecord, when the log has them (KIP-853, RecordsSnapshotWriter.Builder @3.9.0-rc3)
+    -- then ``MetadataImage.write`` of the replayed image (SnapshotEmitter.maybeEmit:
+    ``image.write(writer, options)``): features, brokers, topics with their partitions,
+    configs. Log-only records (NoOpRecord, the transaction markers, LeaderChangeMessage) and
+    every record a later one overrides leave no trace, so the snapshot is the size of the
+    image, not of the log."""
+    from kafkasim.control.kraft.image import MetadataImage
+    from kafkasim.control.kraft.voter_set import KRaftVersionRecord, VotersRecord
+
+    image = MetadataImage()
+    control: dict = {}
+    for offset, _epoch, record in entries:
+        kind = type(record)
+        if kind is KRaftVersionRecord or kind is VotersRecord:
+            control[kind.__name__] = record
+        elif dataclasses.is_dataclass(record):
+            image.replay(record, offset)
+    head = [control[k] for k in ("KRaftVersionRecord", "VotersRecord") if k in control]
+    return head + image.write(options)
+
+
 # --- SnapshotGenerator / SnapshotEmitter ---------------------------------------------------------
 class SnapshotEmitter:
     """org.apache.kafka.image.publisher.SnapshotEmitter: writes the image of ``provenance``
@@ -445,7 +487,8 @@ class SnapshotEmitter:
         if writer is None:
             return None
         try:
-            writer.append(raft.log.entries_between(0, provenance.last_contained_offset + 1))
+            writer.append(snapshot_records(
+                raft.log.entries_between(0, provenance.last_contained_offset + 1)))
             size = writer.freeze()
         finally:
             writer.close()

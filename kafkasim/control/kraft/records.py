@@ -444,7 +444,7 @@ class BrokerRegistration:
                 raise loss
             handle_loss(loss)
         return RegisterBrokerRecord(self.id, self.epoch, self.incarnation_id, self.rack,
-                                    self.fenced, in_controlled_shutdown)
+                                    self.fenced, in_controlled_shutdown, self.listeners)
 
 
 class UnwritableMetadataException(RuntimeError):

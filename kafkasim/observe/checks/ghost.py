@@ -338,19 +338,27 @@ class ControllerStateReader:
         lo = shadow.offset + 1
         if upto < lo:
             return
-        source = None
+        source = fallback = None
         for raft in _raft_clients(kraft.cluster):
             log = raft.log
             if len(raft.committed) > upto and log.end_offset > upto:
-                # below the log start the snapshot there holds the entries (KIP-630)
-                source = log.entries if log.start_offset == 0 else \
-                    log.entries_between(0, upto + 1)
-                break
+                if log.start_offset <= lo:
+                    source = log
+                    break
+                fallback = fallback or log
+        if source is None and fallback is not None:
+            # every log that has ``upto`` starts past the shadow: a snapshot holds the image,
+            # not the entries (KIP-630), so the shadow loads it and notes no change
+            from kafkasim.control.kraft.image import load_snapshot
+
+            source, lo = fallback, fallback.start_offset
+            load_snapshot(shadow, source.entries_between(0, lo))
         if source is None:
             return   # not on any node's log (a bug RaftSafety reports); try again later
         parts = shadow.partitions
+        entries, s0 = source.entries, source.start_offset
         for off in range(lo, upto + 1):
-            record = source[off][2]
+            record = entries[off - s0][2]
             before = None
             tid = getattr(record, "topic_id", None)
             if tid is not None and hasattr(record, "partition_id"):
