@@ -301,12 +301,7 @@ def test_the_learner_edition_clears_predict_first_cells():
 # -- every prediction asked counts -----------------------------------------------------------------
 #: (notebook number, markdown cell's first words) still asking in prose only (to convert)
 PROSE_ONLY: set[tuple[str, str]] = {
-    ("00", "## Your first widget: the repl"), ("00", "## A first look at a cluster"),
     ("01", "Now watch a chase: the next ce"),
-    ("02b", "## 5. Who records the ISR: the"),
-    ("05", "The notes' table for `acks=all"),
-    ("07", "The key is `r in isr`: only an"),
-    ("13", "**2. Predict, then run.** As i"),
 }
 
 
