@@ -138,6 +138,12 @@ MESSAGES = {
         N_('AlterPartition goes to the controller, which answers within ms.'),
         N_('AlterPartition goes to the active controller, which commits it within ms.'),
         N_('Brokers replicate the metadata log: no UpdateMetadata since KRaft.'),
+        N_('replica.lag.time.max.ms=60000, KRaft 4.3: a crashed follower leaves after (s)?'),
+        N_('replica.lag.time.max.ms=60000, KRaft 4.3: does a 12 s GC pause drop the follower?'),
+        N_('The controller fences the dead broker 9-10 s after its last heartbeat and drops it '
+           "from the ISR, long before the leader's 60 s check."),
+        N_('A 12 s pause outlasts broker.session.timeout.ms (9 s): the controller fences the '
+           'broker, whatever replica.lag.time.max.ms says.'),
     ),
     "03": (
         N_("What is the leader's HW?"),
