@@ -300,9 +300,7 @@ def test_the_learner_edition_clears_predict_first_cells():
 
 # -- every prediction asked counts -----------------------------------------------------------------
 #: (notebook number, markdown cell's first words) still asking in prose only (to convert)
-PROSE_ONLY: set[tuple[str, str]] = {
-    ("01", "Now watch a chase: the next ce"),
-}
+PROSE_ONLY: set[tuple[str, str]] = set()
 
 
 def _only_definitions(source: str) -> bool:

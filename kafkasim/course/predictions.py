@@ -76,6 +76,15 @@ MESSAGES = {
            'record.'),
         N_('A follower fetches from its own LEO, the first offset it does not have yet, not '
            'from its last offset: 5, not 4.'),
+        N_('The FetchResponse carrying y0-y2 to broker 2 is lost. When does broker 2 get the '
+           'records?'),
+        N_('at once: the leader resends it'),
+        N_('within 1 s: its next Fetch'),
+        N_('about 30 s later'),
+        N_('never'),
+        N_('Nothing resends a lost response: broker 2 waits for it until '
+           'replica.socket.timeout.ms (30 s), fails the fetch, backs off '
+           '(replica.fetch.backoff.ms, 1 s) and fetches again from its LEO.'),
     ),
     "02": (
         N_('Right after broker 4 gets stuck, is it still in the ISR?'),
