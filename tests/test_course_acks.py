@@ -76,3 +76,23 @@ def test_acks_all_ok_at_words_the_ladder_as_the_prediction_choices():
     assert A.acks_all_ok_at(rungs("ok", "NOT_ENOUGH_REPLICAS", "NOT_ENOUGH_REPLICAS")) == "3 only"
     assert A.acks_all_ok_at(rungs("ok", "ok", "ok")) == "3, 2 and 1"
     assert A.acks_all_ok_at(rungs("NOT_ENOUGH_REPLICAS")) == "none"
+
+
+def test_where_a_topic_override_shows_in_describe():
+    """Notebook 05 section 3's scores: --describe lists only a topic's overrides, on the topic
+    line's Configs:, never the broker default nor on the partition lines."""
+    from kafkasim.course.acks import configs_shown, override_shown_on
+    from kafkasim.runtime.cluster import Cluster
+
+    c = Cluster(brokers=3, seed=5, kafka_version="4.3")
+    c.create_topic("orders", 1, 3, assignment=[[1, 2, 3]])
+    before = c.describe("orders")
+    c.alter_config("topics", "orders", {"min.insync.replicas": 2})
+    after = c.describe("orders")
+    assert configs_shown(before) == "nothing"
+    assert configs_shown(after) == "min.insync.replicas=2"
+    assert override_shown_on(after, "min.insync.replicas=2") == "the topic line's Configs:"
+    assert override_shown_on(before, "min.insync.replicas=2") == \
+        "nowhere: only kafka-configs --describe"
+    assert override_shown_on("Topic: t\tConfigs: \n\tPartition: 0 x=1", "x=1") == \
+        "each partition line"

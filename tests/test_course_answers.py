@@ -53,7 +53,6 @@ ANSWERS: dict[str, list[tuple[str, list[str]]]] = {
            ("check_imbalance_count", ["answer=4", "PreferredReplicaImbalanceCount = 4",
                                       "PreferredReplicaImbalanceCount 4"])],
     "13": [("check_read_replica", ["replica=3, up_to=5"]),
-           ("check_follower_wait", ["answer_ms=808", "808 ms", "808"]),
            ("check_stale_read", ['wrong_on="3.3"', "wrong_on='3.3'", 'what="b"', "what='b'"])],
     "01": [("check_fetcher_total", ["13"]),
            ("check_lagging_follower", ['"FetchResponse", src=1, dst=3', "cut(1, 3)"]),

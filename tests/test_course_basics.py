@@ -72,3 +72,27 @@ def test_check_idle_fetches_counts_parked_fetches():
         result = exercises.check_idle_fetches(wrong, kafka_version="4.3")
         assert not result and not result.unanswered
     assert exercises.check_idle_fetches(None, kafka_version="4.3").unanswered
+
+
+def test_a_lost_fetch_response_is_fetched_again_after_the_request_timeout():
+    """Notebook 01 section 4's score: nothing resends a lost FetchResponse; the follower's fetch
+    times out (replica.socket.timeout.ms, 30 s: fetch_failed REQUEST_TIMED_OUT), it backs off
+    (replica.fetch.backoff.ms) and fetches again from its LEO."""
+    from kafkasim.course.basics import lost_fetch_choice, lost_fetch_story
+    from kafkasim.runtime.cluster import Cluster
+
+    c = Cluster(brokers=3, seed=1, kafka_version="4.3")
+    c.create_topic("t", partitions=1, replication_factor=3, assignment=[[1, 2, 3]])
+    p = c.producer("p", acks="1", linger_ms=0)
+    p.send_many("t", ["a", "b"], partition=0)
+    c.run(2000)
+    p.send_many("t", ["y0", "y1", "y2"], partition=0)
+    lost_at = c.now
+    c.transport.drop("FetchResponse", src=1, dst=2, count=1)
+    c.run_until(lambda c: c.log(2, "t", 0).log_end_offset >= 5, 60_000)
+    story = lost_fetch_story(c, lost_at, 2, 5)
+    assert lost_fetch_choice(c.now - lost_at) == "about 30 s later"
+    assert "fetch_failed" in story and "REQUEST_TIMED_OUT" in story
+    assert "FetchResponse 1 -> 2" in story
+    assert [lost_fetch_choice(ms) for ms in (-1, 5, 600)] == [
+        "never", "at once: the leader resends it", "within 1 s: its next Fetch"]

@@ -106,3 +106,38 @@ def test_time_out_of_isr_counts_zookeeper_modes_dead_broker_removal():
                if tp == isr.TOPIC and type(d).__name__ == "DeadRemovedFromIsr"]
     assert len(removed) == 1
     assert isr._time_out_of_isr(c, 3) == c.now - removed[0] > 0
+
+
+def _drop_follower_3(version):
+    """Notebook 02b section 5's run: broker 2 leads, its FetchResponses to broker 3 held."""
+    from kafkasim.course.isr import SEED, TOPIC
+    from kafkasim.runtime.cluster import Cluster
+
+    c = Cluster(brokers=3, seed=SEED, kafka_version=version,
+                config={"replica.lag.time.max.ms": 10000})
+    c.create_topic(TOPIC, partitions=1, replication_factor=3, assignment=[[2, 3, 1]])
+    p = c.producer("p", acks="1")
+    p.send(TOPIC, "a", partition=0), c.run(2000)
+    c.hold("FetchResponse", src=2, dst=3)
+    p.send(TOPIC, "x", partition=0)
+    start = c.now
+    c.run_until(lambda c: 3 not in c.isr(TOPIC), 30000), c.run(9000)
+    return c, start
+
+
+def test_who_learns_of_the_isr_change_when():
+    """Notebook 02b section 5's scores: before 2.7 the controller hears of the leader's own
+    ZooKeeper write through /isr_change_notification seconds later, and tells the brokers with
+    UpdateMetadata; since 2.7 it decides within ms; in KRaft the brokers read the metadata log."""
+    from kafkasim.course.isr import brokers_learn_by, controller_knows_after, learn_span
+
+    seen = {}
+    for version in ("2.6", "3.7", "4.3"):
+        c, start = _drop_follower_3(version)
+        ms = controller_knows_after(c, start)
+        seen[version] = (learn_span(ms), brokers_learn_by(c, start))
+        assert ms >= 0
+    assert seen == {"2.6": ("5-10 s", "UpdateMetadataRequest"),
+                    "3.7": ("under 100 ms", "UpdateMetadataRequest"),
+                    "4.3": ("under 100 ms", "the metadata log")}
+    assert learn_span(-1) == "over 10 s" and learn_span(99) == "under 100 ms"

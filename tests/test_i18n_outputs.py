@@ -210,7 +210,7 @@ KEPT_ENGLISH = frozenset("""None True False null Fetch fetch Produce produce ack
     + ["Metadata"]
     # kafka-topics --describe's field names and its leaderless value ("Leader: none"), named
     # in translated prose as the learner reads them in that output
-    + "Replicas Isr Elr none".split()
+    + "Replicas Isr Elr Configs none".split()
     # JSON's and Kafka's config literals, as a spec or a config prints them (check = true)
     + "true false".split()
     # KRaft's QuorumState names, as the Raft rows of the trace print them (Kafka's

@@ -296,3 +296,101 @@ def test_the_learner_edition_clears_predict_first_cells():
     kept = [i for i, c in enumerate(learner.cells) if c.cell_type == "code" and c.outputs]
     assert kept, "cells outside the predict-first spans keep their outputs"
     assert "example answer" not in saved_text(learner)
+
+
+# -- every prediction asked counts -----------------------------------------------------------------
+#: (notebook number, markdown cell's first words) still asking in prose only (to convert)
+PROSE_ONLY: set[tuple[str, str]] = set()
+
+
+def _only_definitions(source: str) -> bool:
+    """A code cell that only defines (functions, classes, imports): not the experiment yet."""
+    try:
+        body = ast.parse(source).body
+    except SyntaxError:
+        return False
+    return bool(body) and all(isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.Import,
+                                             ast.ImportFrom)) for n in body)
+
+
+def unscored_asks(nb) -> list[str]:
+    """Markdown cells asking the learner to predict (``predict`` and a question mark in one
+    paragraph) that nothing records: the first code cell after them that is more than definitions
+    (the experiment) must create a ``predict(`` widget, or, for a graded exercise, that cell or the
+    next one (an exercise may first print its input) must call ``check_...(``."""
+    out = []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "markdown" or not any(
+                re.search(r"\bpredict\b", p, re.I) and "?" in p
+                for p in cell.source.split("\n\n")):
+            continue
+        runs = [c.source for c in nb.cells[i + 1:] if c.cell_type == "code"
+                and not _only_definitions(c.source)][:2]
+        if not (runs and re.search(r"\bpredict\(", runs[0])
+                or any(re.search(r"\bcheck_\w+\(", r) for r in runs)):
+            out.append(cell.source.strip().splitlines()[0][:60])
+    return out
+
+
+def none_placeholders(nb) -> list[str]:
+    """Code cells that leave an answer as ``None`` (``x = None``, ``{3: None, ...}``) with no
+    ``check_...(`` call in the same cell to grade it: an unscored prediction of any name."""
+    out = []
+    for cell in nb.cells:
+        if cell.cell_type != "code" or re.search(r"\bcheck_\w+\(", cell.source):
+            continue
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            value = node.value if isinstance(node, ast.Assign) else None
+            items = (value.values if isinstance(value, ast.Dict) else value.elts
+                     if isinstance(value, (ast.List, ast.Tuple, ast.Set)) else [value])
+            if value is not None and any(isinstance(v, ast.Constant) and v.value is None
+                                         for v in items):
+                out.append(ast.unparse(node)[:60])
+    return out
+
+
+def test_the_detectors_catch_what_slipped_through():
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("**Predict, then run.** Which sizes succeed?"),
+        nbformat.v4.new_code_cell("def ladder(n):\n    return n"),
+        nbformat.v4.new_code_cell("my_ladder = {3: None, 2: None}\nrows = ladder(2)")])
+    assert unscored_asks(nb) == ["**Predict, then run.** Which sizes succeed?"]
+    assert none_placeholders(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "name = 'K' if rule is None else rule\nc = make(min_isr=None)")])) == []
+    assert none_placeholders(nb) == ["my_ladder = {3: None, 2: None}"]
+    nb.cells[2] = nbformat.v4.new_code_cell('p = predict("Which?", choices=["a", "b"])')
+    assert unscored_asks(nb) == [] and none_placeholders(nb) == []
+    graded = nbformat.v4.new_code_cell("answer = None\ncheck_x(answer)")
+    assert none_placeholders(nbformat.v4.new_notebook(cells=[graded])) == []
+
+
+@pytest.mark.parametrize("path", english_notebooks(), ids=lambda p: p.name.split("-")[0])
+def test_every_prediction_asked_has_a_widget_and_no_none_placeholder(path):
+    """Asked in prose, answered nowhere: the learner's guess must be a ``predict`` widget that
+    the run cell locks and the next cell scores (COURSE.md, 'Predict, then run')."""
+    nb = nbformat.read(path, as_version=4)
+    num = path.name.split("-")[0]
+    asks = [a for a in unscored_asks(nb) if (num, a[:30]) not in PROSE_ONLY]
+    assert asks == []
+    assert none_placeholders(nb) == []
+
+
+@pytest.mark.parametrize("path", english_notebooks(), ids=lambda p: p.name.split("-")[0])
+def test_every_predict_widget_is_locked_and_scored(path):
+    """Each ``p = predict(...)`` (or a dict of them) is passed to ``ready(...)`` by a later cell
+    and scored (``p.score`` / ``p[...].score``) after that."""
+    nb = nbformat.read(path, as_version=4)
+    code = [c.source for c in nb.cells if c.cell_type == "code"]
+    for i, src in enumerate(code):
+        for name in re.findall(r"^(\w+)\s*=\s*(?:\{|predict\()", src, re.M):
+            if not re.search(rf"^{name}\s*=\s*(?:\{{[^}}]*predict\(|predict\()", src,
+                             re.M | re.S):
+                continue
+            later = "\n".join(code[i + 1:])
+            assert re.search(rf"\bready\([^\n]*\b{name}\b", later), f"{name} is never locked"
+            assert re.search(rf"\b{name}\b[^\n]*\.score\(|\bfor\b[^\n]*\b{name}\b", later), \
+                f"{name} is never scored"

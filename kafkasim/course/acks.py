@@ -20,7 +20,8 @@ from kafkasim.runtime.cluster import Cluster
 from kafkasim.runtime.workload import RateWorkload
 
 __all__ = [
-    "SEED", "TOPIC", "acks_all_ok_at", "alone_line", "exercise_cluster", "holders",
+    "OVERRIDE_PLACES", "SEED", "TOPIC", "acks_all_ok_at", "alone_line", "configs_shown",
+    "exercise_cluster", "holders", "override_shown_on",
     "max_broker_failures", "min_isr_choices", "outcome", "outcome_view",
 ]
 
@@ -50,6 +51,28 @@ def acks_all_ok_at(rows: list[dict]) -> str:
     if not sizes:
         return "none"
     return sizes[0] + " only" if len(sizes) == 1 else ", ".join(sizes[:-1]) + " and " + sizes[-1]
+
+
+def configs_shown(describe: str) -> str:
+    """What the topic line of ``kafka-topics --describe`` lists after ``Configs:`` (only the
+    topic's overrides; "nothing" when there are none)."""
+    topic_line = describe.splitlines()[0]
+    shown = topic_line.partition("Configs:")[2].strip()
+    return shown or "nothing"
+
+
+#: notebook 05 section 3's choices: where an override shows in ``kafka-topics --describe``
+OVERRIDE_PLACES = ("the topic line's Configs:", "each partition line",
+                   "nowhere: only kafka-configs --describe")
+
+
+def override_shown_on(describe: str, setting: str) -> str:
+    """Which ``OVERRIDE_PLACES`` choice ``setting`` (``"min.insync.replicas=2"``) shows on."""
+    topic_line, *partition_lines = describe.splitlines()
+    if setting in topic_line.partition("Configs:")[2]:
+        return OVERRIDE_PLACES[0]
+    return OVERRIDE_PLACES[1] if any(setting in line for line in partition_lines) \
+        else OVERRIDE_PLACES[2]
 
 
 def max_broker_failures(replication_factor: int, min_isr: int) -> int:

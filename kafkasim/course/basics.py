@@ -205,3 +205,31 @@ def leader_view_line(c: Cluster, topic: str = TOPIC, partition: int = 0) -> Text
     """The follower LEOs the leader knows (``Partition.remoteReplicas``)."""
     return Text(tr("the leader's view of its followers' LEOs: {view}",
                    view=leader_view(c, topic, partition)))
+
+
+# -- section 4: a lost FetchResponse ---------------------------------------------------------------
+#: the prediction's choices: when a follower whose FetchResponse was lost gets its records
+LOST_FETCH_CHOICES = ("at once: the leader resends it", "within 1 s: its next Fetch",
+                      "about 30 s later", "never")
+
+
+def lost_fetch_choice(ms: int) -> str:
+    """The ``LOST_FETCH_CHOICES`` answer for a follower that got the records ``ms`` after the
+    loss (-1: never)."""
+    if ms < 0:
+        return LOST_FETCH_CHOICES[3]
+    return LOST_FETCH_CHOICES[0 if ms < 100 else 1 if ms < 2000 else 2]
+
+
+def lost_fetch_story(c: Cluster, since_ms: int, follower: int, leo: int) -> Text:
+    """The ``drop`` of a FetchResponse to ``follower`` and the follower's ``fetch_failed`` rows
+    of ``c``'s trace since ``since_ms``, then when its LEO reached ``leo`` (now)."""
+    rows = []
+    for t, kind, node, _tp, _p, d in c.trace.rows:
+        if t >= since_ms and kind == "drop" and d[1] == follower:
+            rows.append({"t(ms)": t, "event": kind, "node": node,
+                         "detail": f"{d[0]} {node} -> {d[1]}"})
+        elif t >= since_ms and kind == "fetch_failed" and node == follower:
+            rows.append({"t(ms)": t, "event": kind, "node": node, "detail": str(d)})
+    return Text(text_table(rows) + "\n" + tr("broker {b} reaches LEO {leo} at t = {t} ms",
+                                             b=follower, leo=leo, t=c.now))

@@ -332,6 +332,42 @@ def isr_change_events(c: Cluster, since_ms: int, topic: str = TOPIC) -> Text:
                    controller=c.controller_id()) + f"\n{text_table(rows)}")
 
 
+#: notebook 02b section 5's prediction choices: how long the controller takes to know an ISR change
+LEARN_SPANS = ("under 100 ms", "100 ms - 5 s", "5-10 s", "over 10 s")
+
+
+def controller_knows_after(c: Cluster, since_ms: int, topic: str = TOPIC) -> int:
+    """ms from the leader's ISR decision after ``since_ms`` (its proposal, or before 2.7 its own
+    ZooKeeper write) to the first sign that the controller has it: a ``controller`` row of the
+    trace, or an ``UpdateMetadataRequest`` it sends. -1 if either is missing."""
+    decided = None
+    for t, kind, _node, tp, _p, detail in c.trace.rows:
+        if t < since_ms:
+            continue
+        if decided is None and (kind == "isr_proposed"
+                                or kind == "isr" and tp == topic and c.kafka_version < "2.7"):
+            decided = t
+        elif decided is not None and (kind == "controller" or kind == "send"
+                                      and detail[0] == "UpdateMetadataRequest"):
+            return t - decided
+    return -1
+
+
+def learn_span(ms: int) -> str:
+    """The ``LEARN_SPANS`` choice that ``ms`` falls in."""
+    tops = (100, 5000, 10000, None)
+    return next(s for s, top in zip(LEARN_SPANS, tops, strict=True)
+                if top is None or 0 <= ms < top)
+
+
+def brokers_learn_by(c: Cluster, since_ms: int) -> str:
+    """How the brokers heard of the change after ``since_ms``: ``"UpdateMetadataRequest"`` if the
+    controller sent any, else ``"the metadata log"`` (KRaft: each broker reads the record)."""
+    sent = any(t >= since_ms and kind == "send" and detail[0] == "UpdateMetadataRequest"
+               for t, kind, _n, _tp, _p, detail in c.trace.rows)
+    return "UpdateMetadataRequest" if sent else "the metadata log"
+
+
 # -- C22: what an operator sees (read-only samples) ----------------------------------------------
 def lag_sample(c: Cluster, load, follower: int = 3, topic: str = TOPIC) -> dict:
     """One sample of a follower's lag, three ways: records behind the leader's LEO, ms since the

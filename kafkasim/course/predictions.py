@@ -34,6 +34,22 @@ def ready(*predictions) -> bool:
 
 #: notebook -> the questions, choices and explanations its predictions use
 MESSAGES = {
+    "00": (
+        N_("replication.factor=3, min.insync.replicas=2: how many of the partition's brokers can"
+           " be down while acks=all writes succeed?"),
+        N_('The ISR must keep min.insync.replicas=2 of the 3 replicas: one broker can be down.'),
+        N_("The leader's broker crashes: how soon does another broker lead?"),
+        N_('under 1 s'),
+        N_('1-5 s'),
+        N_('5-15 s'),
+        N_('over 15 s'),
+        N_('20 s after the crash: is the crashed broker still in Isr?'),
+        N_('still listed'),
+        N_('removed'),
+        N_('The controller elects a new leader once it fences the broker, 9 s '
+           '(broker.session.timeout.ms) after its last heartbeat.'),
+        N_('Fencing broker 2 also removes it from every ISR: a dead broker cannot stay in sync.'),
+    ),
     "01": (
         N_('How many partition lines will --describe print?'),
         N_('How many different brokers will lead a partition?'),
@@ -60,6 +76,15 @@ MESSAGES = {
            'record.'),
         N_('A follower fetches from its own LEO, the first offset it does not have yet, not '
            'from its last offset: 5, not 4.'),
+        N_('The FetchResponse carrying y0-y2 to broker 2 is lost. When does broker 2 get the '
+           'records?'),
+        N_('at once: the leader resends it'),
+        N_('within 1 s: its next Fetch'),
+        N_('about 30 s later'),
+        N_('never'),
+        N_('Nothing resends a lost response: broker 2 waits for it until '
+           'replica.socket.timeout.ms (30 s), fails the fetch, backs off '
+           '(replica.fetch.backoff.ms, 1 s) and fetches again from its LEO.'),
     ),
     "02": (
         N_('Right after broker 4 gets stuck, is it still in the ISR?'),
@@ -107,6 +132,27 @@ MESSAGES = {
            "leader's HW?"),
         N_('The HW is the smallest LEO in the ISR: broker 3 holds it at 800 (an acks=all write '
            'would wait) until the leader drops it.'),
+        N_('Kafka 2.6: the leader shrinks the ISR. How soon does the controller have it?'),
+        N_('Kafka 3.7: the leader shrinks the ISR. How soon does the controller have it?'),
+        N_('Kafka 4.3: the leader shrinks the ISR. How soon does the controller have it?'),
+        N_('under 100 ms'),
+        N_('100 ms - 5 s'),
+        N_('5-10 s'),
+        N_('over 10 s'),
+        N_('Kafka 4.3: how do the other brokers hear of the new ISR?'),
+        N_('UpdateMetadataRequest'),
+        N_('the metadata log'),
+        N_('The leader writes ZooKeeper itself; its task every 2.5 s tells the controller '
+           '(/isr_change_notification) only once 5 s pass without another change.'),
+        N_('AlterPartition goes to the controller, which answers within ms.'),
+        N_('AlterPartition goes to the active controller, which commits it within ms.'),
+        N_('Brokers replicate the metadata log: no UpdateMetadata since KRaft.'),
+        N_('replica.lag.time.max.ms=60000, KRaft 4.3: a crashed follower leaves after (s)?'),
+        N_('replica.lag.time.max.ms=60000, KRaft 4.3: does a 12 s GC pause drop the follower?'),
+        N_('The controller fences the dead broker 9-10 s after its last heartbeat and drops it '
+           "from the ISR, long before the leader's 60 s check."),
+        N_('A 12 s pause outlasts broker.session.timeout.ms (9 s): the controller fences the '
+           'broker, whatever replica.lag.time.max.ms says.'),
     ),
     "03": (
         N_("What is the leader's HW?"),
@@ -193,6 +239,17 @@ MESSAGES = {
         N_('Kafka 4.3: how many of the 3 records does the consumer read?'),
         N_('On 3.6 the lone leader moves the HW to its LEO (3).'),
         N_('Since 3.7 the HW stays at 1 while the ISR is below min.insync.replicas.'),
+        N_("No topic setting, broker default 1: what does the topic line's Configs: show?"),
+        N_('nothing'),
+        N_('min.insync.replicas=1'),
+        N_('After kafka-configs --alter: where does min.insync.replicas=2 show?'),
+        N_("the topic line's Configs:"),
+        N_('each partition line'),
+        N_('nowhere: only kafka-configs --describe'),
+        N_("--describe lists only the topic's own settings (overrides), never the broker "
+           "default it falls back to."),
+        N_("An override is the topic's: it shows once, on the topic line; a partition line "
+           "shows leader, replicas and ISR."),
     ),
     "07": (
         N_('ZooKeeper mode (3.7): how long after the crash until orders-0 has a new leader?'),
@@ -220,6 +277,13 @@ MESSAGES = {
         N_('A live leader serves produce and fetch without a controller.'),
         N_('A new topic is a metadata record: with no Raft leader nothing commits.'),
         N_('A new leader is a metadata record too: dead broker 2 still leads events-0.'),
+        N_('ZooKeeper mode: the controller is killed. How long until another broker is '
+           'controller?'),
+        N_('What does /controller_epoch read then?'),
+        N_("/controller is ephemeral: it goes when broker 1's session expires, 18 s after its "
+           "last ping (12-18 s after the crash)."),
+        N_('Each new controller increments /controller_epoch, so brokers can ignore requests '
+           'from a deposed one.'),
     ),
     "08": (
         N_('unclean.leader.election.enable=false: what does the rule answer?'),
@@ -293,6 +357,11 @@ MESSAGES = {
            'rack, broker 3 (rack c), as its preferred read replica.'),
         N_("The leader's first answer carries no records, only the redirect; the records "
            'come from broker 3 in the next fetch, within the same poll.'),
+        N_('replica.fetch.wait.max.ms=2000, next sent 800 ms after late is acknowledged: late '
+           'reaches the rack-c consumer after (ms)?'),
+        N_("With nothing new to send, the leader parks broker 3's fetch until next arrives, 800 ms "
+           "later; that answer carries the new HW, and broker 3 then completes the consumer's "
+           "waiting fetch. Without next: about 2000 ms."),
     ),
 }
 

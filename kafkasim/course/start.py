@@ -150,3 +150,29 @@ def moment(now_ms: int, crashed: int | None = None, after_s: int | None = None) 
         return Text(tr("t = {now} ms", now=now_ms))
     return Text(tr("t = {now} ms, {after_s} s after broker {b} crashed", now=now_ms,
                    after_s=after_s, b=crashed))
+
+
+def brokers_down_allowed(rf: int, min_insync_replicas: int = 2) -> int:
+    """How many of a partition's ``rf`` brokers can be down while acks=all writes succeed: the
+    replicas beyond Kafka's effective min ISR (``Partition.effectiveMinIsr``)."""
+    from kafkasim.core.rules import effective_min_isr
+
+    return rf - effective_min_isr(min_insync_replicas, rf)
+
+
+#: notebook 00's choices: how soon a crashed leader's partition has a new leader
+FAILOVER_SPANS = ("under 1 s", "1-5 s", "5-15 s", "over 15 s")
+
+
+def new_leader_after(c, since_ms: int, topic: str, partition: int = 0) -> str:
+    """The ``FAILOVER_SPANS`` choice for when a broker of ``c`` first became leader of
+    ``topic-partition`` after ``since_ms`` (its ``become_leader`` trace row); the last one
+    if none did."""
+    t = next((t for t, kind, _node, tp, p, _d in c.trace.rows
+              if t >= since_ms and kind == "become_leader" and tp == topic and p == partition),
+             None)
+    tops = (1000, 5000, 15000)
+    if t is None:
+        return FAILOVER_SPANS[-1]
+    return next((s for s, top in zip(FAILOVER_SPANS, tops, strict=False) if t - since_ms < top),
+                FAILOVER_SPANS[-1])
