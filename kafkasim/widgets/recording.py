@@ -137,7 +137,7 @@ class _Recorder:
         """Changes whenever a scenario step touched the cluster: events scheduled, trace rows,
         records sent, timeouts added, clients created, consumer positions moved."""
         c = self.history.cluster
-        clients = tuple((len(cl.pending), tuple(cl.positions.items()))
+        clients = tuple((len(cl.client.pending), tuple(cl.positions.items()))
                         for cl in c.clients.values() if isinstance(cl, Consumer))
         return (c.engine.scheduled, len(c.trace.rows), len(c.records),
                 c.timeout_scheduler.next_timeout_id, len(c.clients), clients)
