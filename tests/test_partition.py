@@ -156,6 +156,7 @@ def test_isr_change_states_are_typed_as_kafkas():
         CommittedPartitionState,
         PendingExpandIsr,
         PendingShrinkIsr,
+        apply_isr_update,
     )
 
     ctx = FakeContext(broker_id=1)
@@ -168,7 +169,7 @@ def test_isr_change_states_are_typed_as_kafkas():
     assert isinstance(state, PendingExpandIsr) and state.kind == "expand" and state.is_inflight
     assert (state.leader_epoch, state.partition_epoch) == (1, 0)
     assert part.maximal_isr(ctx) == (1, 3, 2) and part.isr == (1, 3)
-    part.apply_isr_update(ctx, (1, 3, 2), 1)
+    apply_isr_update(part, ctx, (1, 3, 2), 1)
     assert part.partition_state == CommittedPartitionState((1, 3, 2))
     shrink = part.prepare_isr_shrink((3,), (1, 2), 0)
     part.pending = shrink

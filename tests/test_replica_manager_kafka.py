@@ -57,6 +57,7 @@ from kafkasim.core.messages import (
     ProduceRequest,
     ProduceResponse,
 )
+from kafkasim.core.partition import apply_isr_update
 from kafkasim.core.replica_manager import ReplicaManager
 from kafkasim.core.rules import NEVER_MS, ReplicaState
 
@@ -378,7 +379,7 @@ def _min_isr_2_leader(version):
 
 def _commit_isr(b, isr, partition_epoch):
     """The controller commits ``isr`` (AlterPartitionManager's isr_committed)."""
-    if b.part().apply_isr_update(b, isr, partition_epoch):
+    if apply_isr_update(b.part(), b, isr, partition_epoch):
         b.rm.on_hw_increased(b, b.part())
     else:
         b.rm.try_complete_produces(b, TP)

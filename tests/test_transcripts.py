@@ -37,6 +37,7 @@ from kafkasim.core.messages import (
     OffsetsForLeaderEpochResponse,
     ProduceRequest,
 )
+from kafkasim.core.partition import apply_isr_update
 from kafkasim.core.replica_manager import ReplicaManager
 
 TESTDATA = Path(__file__).parent / "testdata"
@@ -105,7 +106,7 @@ class Driver:
         self.part.maybe_shrink_isr(self.ctx)
 
     def cmd_committed(self, isr, partition_epoch) -> None:
-        if self.part.apply_isr_update(self.ctx, _ints(isr), int(partition_epoch)):
+        if apply_isr_update(self.part, self.ctx, _ints(isr), int(partition_epoch)):
             self.ctx.outbox.append("HW moved")
 
     def cmd_acks(self, offset) -> None:

@@ -37,7 +37,7 @@ from kafkasim.core.messages import (
     PartitionState,
     UpdateMetadataRequest,
 )
-from kafkasim.core.partition import Partition, check_or_set_topic_id
+from kafkasim.core.partition import Partition
 from kafkasim.core.replica_manager import (
     ReplicaManager,
     check_topic_id,
@@ -265,10 +265,11 @@ def test_topic_id_helpers():
     assert not has_consistent_topic_id(INVALID_TOPIC_ID, TOPIC_ID)
     b = Broker("2.8")
     part = _partition_with_log(b)
-    assert check_or_set_topic_id(part, None) and check_or_set_topic_id(part, ZERO_UUID)
+    assert part.check_or_set_topic_id(None) and part.check_or_set_topic_id(ZERO_UUID)
     assert part.log.topic_id is None
-    assert check_or_set_topic_id(part, TOPIC_ID) and part.log.topic_id == TOPIC_ID
-    assert not check_or_set_topic_id(part, INVALID_TOPIC_ID)
+    assert part.check_or_set_topic_id(TOPIC_ID) and part.log.topic_id == TOPIC_ID
+    assert part.topic_id == TOPIC_ID
+    assert not part.check_or_set_topic_id(INVALID_TOPIC_ID)
     st = PartitionState(TOPIC, 0, 0, 0, 0, (0, 1), 0, (0, 1))
     assert check_topic_id(b, part, st, INVALID_TOPIC_ID) == E.INCONSISTENT_TOPIC_ID
     assert check_topic_id(b, part, st, None) is None

@@ -21,7 +21,12 @@ from typing import TYPE_CHECKING
 from kafkasim.core import errors as E
 from kafkasim.core import events as ev
 from kafkasim.core.messages import AlterPartitionRequest, AlterPartitionResponse
-from kafkasim.core.partition import Partition, PendingIsrChange
+from kafkasim.core.partition import (
+    Partition,
+    PendingIsrChange,
+    apply_isr_update,
+    prepare_isr_change,
+)
 
 if TYPE_CHECKING:   # types only: no import of the context at run time
     from kafkasim.core.interfaces import AlterPartitionContext
@@ -246,8 +251,8 @@ def propose_isr(ctx: AlterPartitionContext, part: Partition, kind: str, replicas
     """Partition.prepareIsrExpand / prepareIsrShrink, then submitAlterPartition (2.7+); before
     2.7 Partition.updateIsr writes the partition state znode itself."""
     if ctx.rules.alter_partition.alter_isr:
-        pending = part.prepare_isr_change(kind, replicas, new_isr, ctx.now,
-                                          part.add_broker_epoch_to_isr(ctx, new_isr))
+        pending = prepare_isr_change(part, kind, replicas, new_isr, ctx.now,
+                                     part.add_broker_epoch_to_isr(ctx, new_isr))
         part.pending = pending
         ctx.trace("isr_proposed", part.topic, part.partition,
                   ev.IsrProposed(kind, tuple(replicas), tuple(part.isr), tuple(new_isr)))
@@ -313,7 +318,7 @@ def isr_committed(ctx: AlterPartitionContext, part: Partition, kind: str, isr: t
     """The new ISR is committed: the partition takes it (and its HW may move), the broker marks
     IsrShrinksPerSec / IsrExpandsPerSec, waiting produces are looked at again."""
     old = part.isr
-    moved = part.apply_isr_update(ctx, isr, version)
+    moved = apply_isr_update(part, ctx, isr, version)
     ctx.mark_meter("IsrShrinksPerSec" if kind == "shrink" else "IsrExpandsPerSec")
     ctx.trace("isr", part.topic, part.partition, (tuple(old), tuple(isr)))
     if moved:

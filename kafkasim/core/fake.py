@@ -21,7 +21,7 @@ from typing import Any
 from kafkasim.core import errors as E
 from kafkasim.core.alter_partition_manager import AlterPartitionManager
 from kafkasim.core.log import Log
-from kafkasim.core.partition import Partition
+from kafkasim.core.partition import Partition, prepare_isr_change
 from kafkasim.core.rules import RuleBook
 from kafkasim.settings import config as kconfig
 from kafkasim.settings import versions
@@ -170,8 +170,8 @@ class FakeContext:
         return self.live_brokers
 
     def propose_isr(self, part: Partition, kind: str, replicas: tuple, new_isr: tuple) -> None:
-        part.pending = part.prepare_isr_change(kind, replicas, new_isr, self.now,
-                                               part.add_broker_epoch_to_isr(self, new_isr))
+        part.pending = prepare_isr_change(part, kind, replicas, new_isr, self.now,
+                                          part.add_broker_epoch_to_isr(self, new_isr))
         self.outbox.append(f"AlterPartition {kind} {list(replicas)}: ISR {list(part.isr)} -> "
                            f"{list(new_isr)} (leader epoch {part.leader_epoch}, partition "
                            f"epoch {part.partition_epoch})")

@@ -35,7 +35,8 @@ if TYPE_CHECKING:   # types only: no import of the context at run time
     from kafkasim.core.interfaces import PartitionContext
 
 __all__ = ["NEVER_MS", "CommittedPartitionState", "Partition", "PendingExpandIsr",
-           "PendingIsrChange", "PendingShrinkIsr", "ReplicaState", "is_stale_partition_epoch"]
+           "PendingIsrChange", "PendingShrinkIsr", "ReplicaState", "apply_isr_update",
+           "is_stale_partition_epoch", "prepare_isr_change"]
 
 
 class CommittedPartitionState(NamedTuple):
@@ -209,19 +210,29 @@ class _IsrEligibleReplicas:
             self.partition.is_replica_isr_eligible(self.ctx, replica_id)
 
 
-def check_or_set_topic_id(partition: Partition, request_topic_id: str | None) -> bool:
-    """Partition.checkOrSetTopicId (Partition.scala:438@2.8.0; 2.8 only, replaced in 3.0 by
-    ReplicaManager.hasConsistentTopicId): a request without an id (None or the zero Uuid) is
-    consistent; a log without an id takes the request's (UnifiedLog.assignTopicId: its
-    partition.metadata is written); otherwise the ids must match. A function, not a method:
-    Partition is at its member limit."""
-    if request_topic_id is None or request_topic_id == ZERO_UUID:
-        return True
-    log = partition.log
-    if log.topic_id is None:
-        log.assign_topic_id(request_topic_id)
-        return True
-    return log.topic_id == request_topic_id
+def prepare_isr_change(part: Partition, kind: str, replica_ids: tuple[int, ...],
+                       proposed_isr: tuple[int, ...], now: int,
+                       isr_with_broker_epoch: tuple = ()) -> PendingIsrChange:
+    """``part.prepare_isr_expand`` or ``part.prepare_isr_shrink`` by ``kind`` ("expand" |
+    "shrink", as ``PartitionContext.propose_isr`` names the change). kafkasim's dispatcher, not
+    Kafka's API: a function so Partition stays under its member limit."""
+    if kind == "expand":
+        return part.prepare_isr_expand(replica_ids, proposed_isr, now, isr_with_broker_epoch)
+    if kind == "shrink":
+        return part.prepare_isr_shrink(replica_ids, proposed_isr, now, isr_with_broker_epoch)
+    raise ValueError(f"an ISR change is 'expand' or 'shrink', not {kind!r}")
+
+
+def apply_isr_update(part: Partition, ctx: PartitionContext, isr: tuple[int, ...],
+                     partition_epoch: int) -> bool:
+    """The controller committed an ISR (the commit half of Partition.handleAlterPartitionUpdate
+    / a ZooKeeper ISR write): ``part`` takes it and drops its pending change; True if the HW
+    moved. kafkasim's, not Kafka's API: a function so Partition stays under its member limit."""
+    ctx.partition_changed(part.tp)
+    part.isr = tuple(isr)
+    part.partition_epoch = partition_epoch
+    part.pending = None
+    return part.maybe_increment_leader_hw(ctx)
 
 
 class Partition:
@@ -258,6 +269,29 @@ class Partition:
                 f"epoch={self.leader_epoch}, isr={list(self.isr)}, LEO={self.log.log_end_offset}, "
                 f"HW={self.log.high_watermark})")
 
+    # -- topic id (KIP-516) ------------------------------------------------------------------
+    @property
+    def topic_id(self) -> str | None:
+        """Partition.topicId (3.0+): the topic id of the partition's log, None when the log has
+        none (``log.flatMap(_.topicId)``, Partition.scala:480@3.3.0). Since 3.8 (KAFKA-16234,
+        Partition.scala:589@3.9.0-rc3) Kafka also keeps the id the Partition was created with
+        and falls back to LogManager's log of the partition; a kafkasim Partition always holds
+        the LogManager's log, created with the metadata's id, so the answer is the same."""
+        return self.log.topic_id
+
+    def check_or_set_topic_id(self, request_topic_id: str | None) -> bool:
+        """Partition.checkOrSetTopicId (Partition.scala:438@2.8.0; 2.8 only, replaced in 3.0 by
+        ReplicaManager.hasConsistentTopicId): a request without an id (None or the zero Uuid)
+        is consistent; a log without an id takes the request's (UnifiedLog.assignTopicId: its
+        partition.metadata is written); otherwise the ids must match."""
+        if request_topic_id is None or request_topic_id == ZERO_UUID:
+            return True
+        log = self.log
+        if log.topic_id is None:
+            log.assign_topic_id(request_topic_id)
+            return True
+        return log.topic_id == request_topic_id
+
     # -- ISR views --------------------------------------------------------------------------
     def maximal_isr(self, ctx: PartitionContext) -> tuple[int, ...]:
         """ISR for HW and acks=all: optimistic for expansions, pessimistic for shrinks (KIP-497),
@@ -284,17 +318,6 @@ class Partition:
         """Partition.prepareIsrShrink: the state while the shrink is in flight."""
         return PendingShrinkIsr(tuple(replica_ids), tuple(proposed_isr), now, self.leader_epoch,
                                 self.partition_epoch, tuple(isr_with_broker_epoch))
-
-    def prepare_isr_change(self, kind: str, replica_ids: tuple[int, ...],
-                           proposed_isr: tuple[int, ...], now: int,
-                           isr_with_broker_epoch: tuple = ()) -> PendingIsrChange:
-        """``prepare_isr_expand`` or ``prepare_isr_shrink`` by ``kind`` ("expand" | "shrink",
-        as ``PartitionContext.propose_isr`` names the change)."""
-        if kind == "expand":
-            return self.prepare_isr_expand(replica_ids, proposed_isr, now, isr_with_broker_epoch)
-        if kind == "shrink":
-            return self.prepare_isr_shrink(replica_ids, proposed_isr, now, isr_with_broker_epoch)
-        raise ValueError(f"an ISR change is 'expand' or 'shrink', not {kind!r}")
 
     def add_broker_epoch_to_isr(self, ctx: PartitionContext, isr: tuple[int, ...]
                                 ) -> tuple[tuple[int, int], ...]:
@@ -602,15 +625,6 @@ class Partition:
             return
         new_isr = tuple(r for r in self.isr if r not in out)
         ctx.propose_isr(self, "shrink", out, new_isr)
-
-    def apply_isr_update(self, ctx: PartitionContext, isr: tuple[int, ...],
-                         partition_epoch: int) -> bool:
-        """The controller committed an ISR (handleAlterPartitionUpdate). True if HW moved."""
-        ctx.partition_changed(self.tp)
-        self.isr = tuple(isr)
-        self.partition_epoch = partition_epoch
-        self.pending = None
-        return self.maybe_increment_leader_hw(ctx)
 
     # -- high watermark ---------------------------------------------------------------------
     def maybe_increment_leader_hw(self, ctx: PartitionContext, now: int | None = None) -> bool:

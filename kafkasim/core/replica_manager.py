@@ -47,7 +47,7 @@ from kafkasim.core.messages import (
     ProduceRequest,
     ProduceResponse,
 )
-from kafkasim.core.partition import Partition, check_or_set_topic_id
+from kafkasim.core.partition import Partition
 from kafkasim.core.state_change import (
     apply_local_changes,
     become_follower,
@@ -355,7 +355,7 @@ def check_topic_id(ctx: ReplicaManagerContext, part: Partition | None, st: Parti
     if topic_id is None:
         return None
     if not ctx.rules.controller.leader_and_isr_creates_log_with_topic_id:
-        return None if part is None or check_or_set_topic_id(part, topic_id) \
+        return None if part is None or part.check_or_set_topic_id(topic_id) \
             else E.INCONSISTENT_TOPIC_ID
     log = part.log if part is not None else \
         ctx.log_manager.get_log((st.topic, st.partition))
