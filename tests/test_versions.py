@@ -428,6 +428,9 @@ SINCE = [
     # raft-metrics current-state: KAFKA-14883 (observer), KAFKA-17642 (4.0 names)
     ("raft_state_observer", "3.5", "3.4"),
     ("raft_state_names_4_0", "4.0", "3.9"),
+    # stray replicas: KAFKA-14616 (3.7, renamed -stray, kept), KAFKA-16814 (3.9, no topic id)
+    ("kraft_stray_logs_renamed", "3.7", "3.6"),
+    ("stray_log_without_topic_id_is_stray", "3.9", "3.8"),
 ]
 
 # (rule, last profile where it is on, first profile where it is off).
@@ -474,6 +477,9 @@ WINDOWS = [
     # KAFKA-5758 (1.0) until KAFKA-7104 (2.0): a follower fetch that moved the leader's HW is
     # answered with the new HW
     ("fetch_response_leader_state_after_follower_update", "0.11.0", "1.0", "2.0"),
+    # KAFKA-15605 (3.7) until ZooKeeper's removal (4.0): a full LeaderAndIsr from a migrating
+    # KRaft controller moves the logs it does not list aside
+    ("full_leader_and_isr_finds_strays", "3.6", "3.7", "4.0"),
 ]
 
 

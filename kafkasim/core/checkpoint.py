@@ -337,6 +337,17 @@ class LogDir:
     def listing(self) -> list[str]:
         return sorted(self.files)
 
+    def rename_dir(self, old: str, new: str) -> None:
+        """UnifiedLog.renameDir (LocalLog.renameDir: Utils.atomicMoveWithFallback of the
+        partition's directory): every file under ``old/`` is now under ``new/``."""
+        prefix = old.rstrip("/") + "/"
+        for rel in sorted(k for k in self.files if k.startswith(prefix)):
+            self.files[new.rstrip("/") + "/" + rel[len(prefix):]] = self.files.pop(rel)
+        if self.root is not None:
+            source = Path(self.root) / old
+            if source.is_dir():
+                os.replace(source, Path(self.root) / new)
+
 
 class LogDirFailureChannel:
     """LogDirFailureChannel: the log dirs that failed, each recorded once (a checkpoint file

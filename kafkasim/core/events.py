@@ -168,6 +168,10 @@ EVENT_KINDS = {
                                   "controller refused it",
     "broker_registration_backoff": "0.8.2: a broker backs off and retries its registration",
     "stop_replica": "a broker handled StopReplica for a partition",
+    "stray_log": "a broker found a stray log (a partition the metadata no longer gives it: "
+                 "reassigned away or deleted while it was down): deleted (KRaft 3.3-3.6), "
+                 "renamed -stray and kept (3.7+), or it could not tell (a log without a "
+                 "topic id before 3.9)",
     "consumer_truncation": "KIP-320: a consumer found the log truncated below its position: "
                            "detail = (position, end offset, action)",
     "become_leader": "a replica became leader",
@@ -758,6 +762,19 @@ class KRaftRegistrationTimeout(TextEvent):
                 "the process shut down and exited")
 
 
+class KRaftStartupFault(TextEvent):
+    """BrokerMetadataPublisher's fatal fault handler (ProcessTerminatingFaultHandler): a step of
+    the first metadata publish failed (``message``: which) and the broker process exited
+    (Exit.halt: no clean shutdown)."""
+    __slots__ = ()
+    kind = "broker_start_failed"
+    fields = ("message",)
+    field_docs = ("the fault handler's message",)
+
+    def render(self) -> str:
+        return f"{self.message}: the process exited"
+
+
 class BrokerRegistrationFailed(TextEvent):
     """KafkaZkClient.checkedEphemeralCreate: /brokers/ids/<id> is owned by another session."""
     __slots__ = ()
@@ -893,6 +910,46 @@ class StopReplica(TextEvent):
     def render(self) -> str:
         return "deletePartition=true: log deleted" if self.delete \
             else "deletePartition=false: fetcher stopped"
+
+
+class StrayLog(TextEvent):
+    """A stray log: at a KRaft broker's start, LogManager.isStrayKraftReplica (3.7+) or
+    BrokerMetadataPublisher.findStrayPartitions (3.3-3.6); during a ZooKeeper migration, a full
+    LeaderAndIsr (LogManager.findStrayReplicas, 3.7-3.9); or a ``-stray`` directory loaded again
+    at a restart."""
+    __slots__ = ()
+    kind = "stray_log"
+    fields = ("reason", "action", "dir_name")
+    field_docs = ("why it is stray (Kafka's \"Found stray log dir\" line)",
+                  "'deleted' (KRaft 3.3-3.6: ReplicaManager.deleteStrayReplicas), 'renamed' "
+                  "(3.7+: moved aside and kept) or 'loaded' (a -stray directory found at a "
+                  "restart: kept, not loaded as a replica)",
+                  "the log's directory now")
+
+    def render(self) -> str:
+        if self.action == "renamed":
+            return f"{self.reason.rstrip('.')}: marked stray and renamed to {self.dir_name}"
+        if self.action == "loaded":
+            return f"Loaded stray log: {self.dir_name}"
+        return f"{self.reason.rstrip('.')}: deleted (ReplicaManager.deleteStrayReplicas)"
+
+
+class StrayLogWithoutTopicId(TextEvent):
+    """Before 3.9 (KAFKA-16814) a KRaft broker could not judge a log without a topic id: the
+    stray check threw. 3.3-3.6 the publishing fault handler logged it and no stray log was
+    deleted; 3.7-3.8 the fatal fault handler stopped the broker."""
+    __slots__ = ()
+    kind = "stray_log"
+    fields = ("topic_partition", "fatal")
+    field_docs = ("the log without a topic id (no partition.metadata)",
+                  "True: 'Error starting LogManager', the broker process exits (3.7-3.8)")
+
+    def render(self) -> str:
+        head = (f"The log dir {self.topic_partition} does not have a topic ID, which is not "
+                "allowed when running in KRaft mode")
+        if self.fatal:
+            return f"{head}: Error starting LogManager, the broker process exits"
+        return f"{head}: Error deleting stray partitions during startup (none deleted)"
 
 
 class ZkSessionExpired(TextEvent):

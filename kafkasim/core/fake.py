@@ -23,6 +23,7 @@ from kafkasim.core.alter_partition_manager import AlterPartitionManager
 from kafkasim.core.log import Log
 from kafkasim.core.partition import Partition, prepare_isr_change
 from kafkasim.core.rules import RuleBook
+from kafkasim.core.state_change import find_stray_replicas
 from kafkasim.settings import config as kconfig
 from kafkasim.settings import versions
 
@@ -32,6 +33,7 @@ class FakeLogManager:
 
     def __init__(self, logs: dict[tuple[str, int], Log]) -> None:
         self.logs = logs
+        self.stray_logs: dict[tuple[str, int], Log] = {}   # LogManager.strayLogs
 
     def get_or_create_log(self, ctx: Any, topic: str, partition: int,
                           topic_id: str | None = None) -> Log:
@@ -53,6 +55,24 @@ class FakeLogManager:
 
     def delete_log(self, tp) -> None:
         self.logs.pop(tp, None)
+
+    @property
+    def all_logs(self) -> list[Log]:
+        """LogManager.allLogs."""
+        return list(self.logs.values())
+
+    @staticmethod
+    def find_stray_replicas(broker_id: int, request: Any, logs) -> list[tuple[str, int]]:
+        """LogManager.findStrayReplicas (kafkasim.core.state_change.find_stray_replicas)."""
+        return find_stray_replicas(broker_id, request, logs)
+
+    def async_delete(self, ctx: Any, tp, is_stray: bool = False) -> Log | None:
+        """LogManager.asyncDelete: the log leaves the fake's logs; a stray one is kept in
+        ``stray_logs`` (the fake has no directories to rename)."""
+        log = self.logs.pop(tp, None)
+        if log is not None and is_stray:
+            self.stray_logs[tp] = log
+        return log
 
     @staticmethod
     def start_high_watermark_checkpoints(ctx: Any) -> None:

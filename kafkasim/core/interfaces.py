@@ -119,7 +119,8 @@ class ReplicaManagerContext(PartitionContext, Outbox, Protocol):
     # AlterPartitionManager
     fetchers: dict[tuple[int, int], ReplicaFetcherThread]   # (leader, fetcher id) -> thread
     log_manager: Any                # get_or_create_log(ctx, topic, partition[, topic_id]),
-                                    # get_log(tp), delete_log(tp)
+                                    # get_log(tp), delete_log(tp), all_logs,
+                                    # find_stray_replicas, async_delete(ctx, tp, is_stray)
     alter_partition_manager: Any    # clear_pending(tp) (2.7-2.8)
 
 

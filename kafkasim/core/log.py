@@ -400,6 +400,14 @@ def log_delete_dir_name(topic: str, partition: int, unique_id: str) -> str:
     return topic[:max(0, 255 - len(suffix))] + suffix
 
 
+def log_stray_dir_name(topic: str, partition: int, unique_id: str) -> str:
+    """LocalLog.logStrayDirName (3.7+): ``topic-partition.uniqueId-stray``, the topic cut short
+    so the name is at most 255 characters (logDirNameWithSuffixCappedLength); ``unique_id`` as
+    in ``log_delete_dir_name``."""
+    suffix = f"-{partition}.{unique_id}{STRAY_DIR_SUFFIX}"
+    return topic[:max(0, 255 - len(suffix))] + suffix
+
+
 def parse_topic_partition_name(dir_name: str | None) -> tuple[str, int]:
     """LocalLog.parseTopicPartitionName: (topic, partition) of a log directory's name (its last
     path element), also of one marked for deletion, a future or a stray one

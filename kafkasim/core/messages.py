@@ -207,6 +207,12 @@ class LeaderAndIsrRequest(Message):
     # (topic, id) pairs in the order of the states; empty before 2.8 (v0-v4: no ids). A
     # mapping given here is kept as its pairs.
     topic_ids: tuple[tuple[str, str], ...] = ()
+    # LeaderAndIsrRequest.type (v5+, KIP-516; AbstractControlRequest.Type: 0 UNKNOWN, 1
+    # INCREMENTAL, 2 FULL): only a migrating KRaft controller sends FULL (3.7+, KAFKA-15605);
+    # a ZooKeeper controller leaves it 0
+    type: int = 0
+    # isKRaftController (v7+, KIP-866, 3.4): sent by a KRaft controller during a migration
+    is_kraft_controller: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.topic_ids, tuple):
@@ -215,6 +221,11 @@ class LeaderAndIsrRequest(Message):
     def topic_id(self, topic: str) -> str | None:
         """``topicIds().get(topic)``: the request's id of ``topic``, None when it has none."""
         return topic_id_of(self.topic_ids, topic)
+
+
+#: AbstractControlRequest.Type.FULL / INCREMENTAL (LeaderAndIsrRequest.type)
+LEADER_AND_ISR_TYPE_INCREMENTAL = 1
+LEADER_AND_ISR_TYPE_FULL = 2
 
 
 def topic_id_of(topic_ids: tuple[tuple[str, str], ...], topic: str) -> str | None:

@@ -33,6 +33,7 @@ from kafkasim.core.fetcher_manager import ReplicaFetcherManager
 from kafkasim.core.leader_epoch import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
 from kafkasim.core.log import RecordChunk, TimestampAndOffset
 from kafkasim.core.messages import (
+    LEADER_AND_ISR_TYPE_FULL,
     ZERO_UUID,
     EpochEndOffset,
     FetchPartitionData,
@@ -437,6 +438,12 @@ class ReplicaManager:
         if msg.controller_epoch < ctx.metadata.controller_epoch:
             ctx.send(src, LeaderAndIsrResponse(msg.controller_epoch, E.STALE_CONTROLLER_EPOCH))
             return
+        if _is_full_lisr_from_kraft_controller(ctx, msg):
+            # KAFKA-15605 (3.7-3.9): before anything else, move aside the logs a migrating
+            # KRaft controller's full LeaderAndIsr does not list (ReplicaManager.scala:1925
+            # @3.9.0-rc3)
+            self.update_stray_logs(ctx, ctx.log_manager.find_stray_replicas(
+                ctx.id, msg, ctx.log_manager.all_logs))
         ctx.metadata.controller_epoch = msg.controller_epoch
         ctx.metadata.controller_id = msg.controller_id
         errors = []
@@ -564,6 +571,25 @@ class ReplicaManager:
         if delete:
             ctx.log_manager.delete_log(tp)
         ctx.trace("stop_replica", tp[0], tp[1], ev.StopReplica(bool(delete)))
+
+    def delete_stray_replicas(self, ctx: ReplicaManagerContext, topic_partitions) -> None:
+        """ReplicaManager.deleteStrayReplicas (3.0-3.6, ReplicaManager.scala:2239@3.3.0): a
+        starting KRaft broker's stray logs (BrokerMetadataPublisher.findStrayPartitions) go
+        through stopPartitions with deleteLocalLog=true: fetcher stopped, log deleted."""
+        for tp in topic_partitions:
+            self.stop_replica(ctx, tuple(tp), delete=True)
+
+    def update_stray_logs(self, ctx: ReplicaManagerContext, stray_partitions) -> None:
+        """ReplicaManager.updateStrayLogs (3.7-3.9, ReplicaManager.scala:408@3.9.0-rc3): stop
+        each stray partition without deleting its log (stopPartitions, deleteLocalLog=false),
+        drop its Partition, then move its log aside: LogManager.addStrayLog and
+        asyncDelete(isStray=true), the directory renamed ``-stray`` and kept."""
+        strays = [tuple(tp) for tp in stray_partitions]
+        for tp in strays:
+            self.stop_replica(ctx, tp, delete=False)
+            self.partitions.pop(tp, None)
+        for tp in strays:
+            ctx.log_manager.async_delete(ctx, tp, is_stray=True)
 
     @staticmethod
     def add_fetcher_for_partition(ctx: ReplicaManagerContext, tp, leader_id: int,
@@ -706,28 +732,8 @@ class ReplicaManager:
         leaders = nodes = ()
         if ctx.rules.clients.produce_response_current_leader and \
                 E.NOT_LEADER_OR_FOLLOWER in map(_error_of, parts):
-            leaders, nodes = self._current_leaders(ctx, parts)
+            leaders, nodes = _current_leaders(self, ctx, parts)
         ctx.send(dst, ProduceResponse(correlation_id, parts, leaders, nodes, tuple(starts)))
-
-    def _current_leaders(self, ctx: ReplicaManagerContext, parts: tuple) -> tuple:
-        """KafkaApis.getCurrentLeader for each NOT_LEADER_OR_FOLLOWER partition (KIP-951):
-        the local Partition's leader and epoch, else the metadata cache's; the leader's node
-        only when the metadata cache has it alive."""
-        leaders = []
-        for topic, partition, err, _base in parts:
-            if err != E.NOT_LEADER_OR_FOLLOWER:
-                continue
-            part = self.partitions.get((topic, partition))
-            if part is not None:
-                leaders.append((topic, partition, part.leader_id, part.leader_epoch))
-                continue
-            st = getattr(ctx.metadata, "partitions", {}).get((topic, partition))
-            leaders.append((topic, partition, st.leader, st.leader_epoch) if st is not None
-                           else (topic, partition, -1, -1))
-        alive = ctx.metadata.has_alive_broker   # metadataCache.getAliveBrokerNode
-        nodes = tuple(sorted({lead for _t, _p, lead, _e in leaders
-                              if lead >= 0 and alive(lead)}))
-        return tuple(leaders), nodes
 
     def try_complete_produces(self, ctx: ReplicaManagerContext, tp) -> None:
         """DelayedProduce.tryComplete of every produce waiting on ``tp``: answered once none
@@ -987,7 +993,7 @@ class ReplicaManager:
             if not fetch_only_from_leader(ctx, req):
                 # KIP-392: Partition.getLocalLog(requireLeader = false) reads whatever the
                 # leader is, NO_LEADER included
-                return self._read_as_follower(ctx, part, fp, limit)
+                return _read_as_follower(ctx, part, fp, limit)
             return _fetch_error(fp, ctx.not_leader_error())
         if req.replica_id >= 0 and req.replica_id not in part.remote and \
                 ctx.rules.fetch.fetch_from_non_replica_error:
@@ -1044,21 +1050,6 @@ class ReplicaManager:
         if quiet_sessions.may_go_quiet(session, fp, part.log, hw, leo, ls):
             self._maybe_quiet(ctx, session, fp, part)
         return None
-
-    @staticmethod
-    def _read_as_follower(ctx: ReplicaManagerContext, part: Partition, fp,
-                          limit: LogReadLimit | None) -> FetchPartitionData:
-        """A consumer fetch served by a follower (Partition.readRecords on its own log):
-        records below the follower's own HW, after its LastFetchedEpoch check."""
-        log = part.log
-        hw, leo, ls = log.high_watermark, log.log_end_offset, log.log_start_offset
-        diverging = _diverging_epoch(ctx, fp, log, hw, leo, ls)
-        if diverging is not None:
-            return diverging
-        if fp.fetch_offset > leo or fp.fetch_offset < ls:
-            return _fetch_error(fp, E.OFFSET_OUT_OF_RANGE, hw, ls, leo)
-        chunk = _read_records(log, fp, hw, limit) or RecordChunk.empty(fp.fetch_offset)
-        return FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls, chunk, None, leo)
 
     # -- the fetch purgatory (DelayedFetch) ---------------------------------------------------
     def try_complete_fetch(self, ctx: ReplicaManagerContext, df_id: int, force: bool = False
@@ -1209,3 +1200,49 @@ class ReplicaManager:
         """Leadership lost: complete delayed produces and fetches for ``tp`` now."""
         self.try_complete_produces(ctx, tp)
         self.wake_all_fetches(ctx, tp)
+
+
+def _is_full_lisr_from_kraft_controller(ctx: ReplicaManagerContext,
+                                       msg: LeaderAndIsrRequest) -> bool:
+    """config.migrationEnabled (zookeeper.metadata.migration.enable) and a LeaderAndIsr of type
+    FULL from a KRaft controller (``isKRaftController``), 3.7-3.9 (rule
+    ``full_leader_and_isr_finds_strays``)."""
+    return ctx.rules.controller.full_leader_and_isr_finds_strays and \
+        msg.is_kraft_controller and msg.type == LEADER_AND_ISR_TYPE_FULL and \
+        str(ctx.config.get("zookeeper.metadata.migration.enable", False)).lower() == "true"
+
+
+def _current_leaders(rm: ReplicaManager, ctx: ReplicaManagerContext, parts: tuple) -> tuple:
+    """KafkaApis.getCurrentLeader for each NOT_LEADER_OR_FOLLOWER partition (KIP-951):
+    the local Partition's leader and epoch, else the metadata cache's; the leader's node
+    only when the metadata cache has it alive."""
+    leaders = []
+    for topic, partition, err, _base in parts:
+        if err != E.NOT_LEADER_OR_FOLLOWER:
+            continue
+        part = rm.partitions.get((topic, partition))
+        if part is not None:
+            leaders.append((topic, partition, part.leader_id, part.leader_epoch))
+            continue
+        st = getattr(ctx.metadata, "partitions", {}).get((topic, partition))
+        leaders.append((topic, partition, st.leader, st.leader_epoch) if st is not None
+                       else (topic, partition, -1, -1))
+    alive = ctx.metadata.has_alive_broker   # metadataCache.getAliveBrokerNode
+    nodes = tuple(sorted({lead for _t, _p, lead, _e in leaders
+                          if lead >= 0 and alive(lead)}))
+    return tuple(leaders), nodes
+
+
+def _read_as_follower(ctx: ReplicaManagerContext, part: Partition, fp,
+                      limit: LogReadLimit | None) -> FetchPartitionData:
+    """A consumer fetch served by a follower (Partition.readRecords on its own log):
+    records below the follower's own HW, after its LastFetchedEpoch check."""
+    log = part.log
+    hw, leo, ls = log.high_watermark, log.log_end_offset, log.log_start_offset
+    diverging = _diverging_epoch(ctx, fp, log, hw, leo, ls)
+    if diverging is not None:
+        return diverging
+    if fp.fetch_offset > leo or fp.fetch_offset < ls:
+        return _fetch_error(fp, E.OFFSET_OUT_OF_RANGE, hw, ls, leo)
+    chunk = _read_records(log, fp, hw, limit) or RecordChunk.empty(fp.fetch_offset)
+    return FetchPartitionData(fp.topic, fp.partition, E.NONE, hw, ls, chunk, None, leo)

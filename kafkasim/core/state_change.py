@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from kafkasim.core import events as ev
 from kafkasim.core.fetcher import become_follower_needed
 from kafkasim.core.fetcher_manager import ReplicaFetcherManager
-from kafkasim.core.messages import PartitionState
+from kafkasim.core.messages import LEADER_AND_ISR_TYPE_FULL, PartitionState
 from kafkasim.core.partition import Partition, is_stale_partition_epoch
 
 if TYPE_CHECKING:   # types only
@@ -196,3 +196,24 @@ def complete_delayed_requests(rm: ReplicaManager, ctx: ReplicaManagerContext, tp
         rm.fail_waiting(ctx, tp)
     else:
         rm.wake_consumer_fetches(ctx, tp)
+
+
+def find_stray_replicas(broker_id: int, request, logs) -> list[tuple[str, int]]:
+    """LogManager.findStrayReplicas (3.7-3.9, LogManager.scala:1652@3.9.0-rc3): the partitions
+    of ``logs`` a full LeaderAndIsr (``request.type`` FULL; an incremental one is a
+    RuntimeError) does not list, or lists with another topic id, in the order of ``logs``. A log
+    without a topic id is a RuntimeError (KAFKA-21022 would make it stray; in no release).
+    ``broker_id`` is Kafka's argument, unused there too."""
+    if request.type != LEADER_AND_ISR_TYPE_FULL:
+        raise RuntimeError("Cannot use incremental LeaderAndIsrRequest to find strays.")
+    listed = {(st.topic, st.partition): request.topic_id(st.topic)
+              for st in request.partition_states}
+    strays = []
+    for log in logs:
+        if log.topic_id is None:
+            raise RuntimeError(f"The log dir {log.topic}-{log.partition} does not have a topic "
+                               "ID, which is not allowed when running in KRaft mode.")
+        tp = (log.topic, log.partition)
+        if tp not in listed or listed[tp] != log.topic_id:
+            strays.append(tp)
+    return strays

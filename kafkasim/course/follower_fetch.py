@@ -7,7 +7,7 @@ simulator's, which follow Kafka 2.4+ (fact sheet §10):
   fetch offset, plus the leader) and ``RackAwareReplicaSelector.select`` as
   ``kafkasim.core.replica_manager.select_read_replica``;
 - a follower serves consumers up to its own high watermark, min(leader HW it last saw, its LEO)
-  (``ReplicaManager._read_as_follower``; Kafka's ``Partition.fetchRecords`` with
+  (``kafkasim.core.replica_manager._read_as_follower``; Kafka's ``Partition.fetchRecords`` with
   ``FetchIsolation.HIGH_WATERMARK``).
 """
 

@@ -62,6 +62,7 @@ from kafkasim.core.messages import (
     BrokerRegistrationResponse,
 )
 from kafkasim.core.state_change import apply_local_changes
+from kafkasim.runtime.log_manager import find_stray_partitions
 
 STARTING = "STARTING"
 RECOVERY = "RECOVERY"
@@ -440,7 +441,9 @@ class BrokerLifecycleManager:
                 # follower now); log recovery is instant here, so ready to unfence at once
                 self.state = RECOVERY
                 self.publishing = True
-                publish(self.broker, self.image, list(self.image.partitions), first=True)
+                if not publish(self.broker, self.image, list(self.image.partitions),
+                               first=True):
+                    return   # the broker stopped (a fatal fault at its LogManager's start)
                 self.ready_to_unfence = True
                 self._schedule_next(0)
                 return
@@ -511,7 +514,7 @@ def replay_records(image: MetadataImage, records) -> tuple[list, list]:
     return changed, deleted
 
 
-def publish(broker, image: MetadataImage, changed, deleted=(), first: bool = False) -> None:
+def publish(broker, image: MetadataImage, changed, deleted=(), first: bool = False) -> bool:
     """BrokerMetadataPublisher.onMetadataUpdate: refresh the metadata cache, then
     ReplicaManager.applyDelta (kafkasim.core.state_change.apply_local_changes) with
     TopicsDelta.localChanges(brokerId) (kafkasim.control.kraft.image.local_changes_of): the
@@ -520,7 +523,20 @@ def publish(broker, image: MetadataImage, changed, deleted=(), first: bool = Fal
     partition counts only if its partition epoch moved; the partitions of the deleted topics
     whose registration listed this broker are deletes (ReplicaManager.scala:2720-2770 and
     TopicsDelta.java:197-227 at 3.9.0-rc3, the same at 4.3.0). Deletes, then leaders, then
-    followers, each in Kafka's HashMap order."""
+    followers, each in Kafka's HashMap order.
+
+    The first publish also handles the broker's stray logs (partitions it is no longer a
+    replica of): 3.7+ before any replica is made (``LogManager.delete_stray_kraft_replicas``:
+    renamed -stray and kept; a log without a topic id in 3.7-3.8 stops the broker: False is
+    returned), 3.3-3.6 after the delta (``finish_initializing_replica_manager``)."""
+    rules = broker.rules.controller
+    if first and rules.kraft_stray_logs_renamed and \
+            not broker.log_manager.delete_stray_kraft_replicas(broker, broker.id, image):
+        broker.lifecycle.begin_shutdown()   # the fatal fault handler: Exit.halt
+        broker.stop_process("fatal fault")
+        broker.trace("broker_start_failed", detail=ev.KRaftStartupFault(
+            "Error starting LogManager: a log without a topic ID"))
+        return False
     md = broker.metadata
     previous = {} if first else {tp: md.partitions[tp] for tp in (*changed, *deleted)
                                  if tp in md.partitions}
@@ -529,5 +545,19 @@ def publish(broker, image: MetadataImage, changed, deleted=(), first: bool = Fal
                                [tp for tp in changed if tp in image.partitions], deleted,
                                image.topic_ids)
     apply_local_changes(broker.replica_manager, broker, changes)
-    if first:   # BrokerMetadataPublisher.finishInitializingReplicaManager
-        broker.replica_manager.start_high_watermark_check_point_thread(broker)
+    if first:
+        finish_initializing_replica_manager(broker, image)
+    return True
+
+
+def finish_initializing_replica_manager(broker, image: MetadataImage) -> None:
+    """BrokerMetadataPublisher.finishInitializingReplicaManager (BrokerMetadataPublisher
+    .scala:412@3.3.0): 3.3-3.6 (before rule ``kraft_stray_logs_renamed``) delete the stray
+    logs (findStrayPartitions -> ReplicaManager.deleteStrayReplicas; a log without a topic id
+    makes it delete none), then start the highwatermark-checkpoint task."""
+    if not broker.rules.controller.kraft_stray_logs_renamed:
+        strays = find_stray_partitions(broker, broker.id, image, broker.log_manager.logs)
+        for tp, reason in strays or ():
+            broker.trace("stray_log", tp[0], tp[1], ev.StrayLog(reason, "deleted", ""))
+        broker.replica_manager.delete_stray_replicas(broker, [tp for tp, _r in strays or ()])
+    broker.replica_manager.start_high_watermark_check_point_thread(broker)

@@ -11,6 +11,7 @@ Its periodic tasks are the module's ``_timer_...`` functions, run through the br
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -34,8 +35,15 @@ from kafkasim.core.checkpoint import (
     parse_offsets,
 )
 from kafkasim.core.leader_epoch import LeaderEpochFileCache
-from kafkasim.core.log import Log
+from kafkasim.core.log import (
+    STRAY_DIR_SUFFIX,
+    Log,
+    log_dir_name,
+    log_stray_dir_name,
+    parse_topic_partition_name,
+)
 from kafkasim.core.producer_state import ProducerStateManager
+from kafkasim.core.state_change import find_stray_replicas
 from kafkasim.runtime.metadata_cache import ZERO_UUID
 from kafkasim.settings.versions import version_at_least
 
@@ -65,6 +73,10 @@ class LogManager:
         self.last_flush_ms: dict[tuple[str, int], int] = {}   # LocalLog.lastFlushedTime
         #: a slow disk (Cluster.slow): writing fetched records takes this many ms per record
         self.disk_delay_ms: float = 0
+        #: LogManager.strayLogs (3.7+): logs moved aside as stray, renamed
+        #: ``topic-partition.uniqueId-stray`` and kept on disk (never loaded as a replica,
+        #: never deleted by the broker: the operator removes them)
+        self.stray_logs: dict[tuple[str, int], Log] = {}
 
     # -- <log.dir>/.kafka_cleanshutdown -----------------------------------------------------
     @property
@@ -174,6 +186,9 @@ class LogManager:
         # CleanShutdownFileHandler.exists(): the file, whatever broker epoch it holds
         had_clean_shutdown = self.clean_shutdown_file is not False
         self.clean_shutdown_file = False
+        for name in _stray_dir_names(d):   # LogManager.loadLog: "Loaded stray log" (3.7+)
+            topic, partition = parse_topic_partition_name(name)
+            ctx.trace("stray_log", topic, partition, ev.StrayLog("", "loaded", name))
         if not self.logs:
             return
         hws = {(t, p): o for t, p, o in self._read_offsets(REPLICATION_OFFSET_CHECKPOINT)}
@@ -365,7 +380,39 @@ class LogManager:
                 total += log.delete_old_segments(ctx.now)
         return total
 
-    # -- stray replicas (KRaft) ----------------------------------------------------------------
+    # -- stray replicas --------------------------------------------------------------------
+    @property
+    def all_logs(self) -> list[Log]:
+        """LogManager.allLogs: every current log (kafkasim has no future logs); not the stray
+        ones."""
+        return list(self.logs.values())
+
+    def add_stray_log(self, stray_partition: tuple[str, int], stray_log: Log) -> None:
+        """LogManager.addStrayLog (3.7+): remember ``stray_log`` as the stray log of
+        ``stray_partition``."""
+        self.stray_logs[stray_partition] = stray_log
+
+    def async_delete(self, ctx: Any, topic_partition: tuple[str, int],
+                     is_stray: bool = False) -> Log | None:
+        """LogManager.asyncDelete for one partition: its log leaves the current logs. Without
+        ``is_stray`` it is deleted (``delete_log``); with it (3.7+, KAFKA-15605: "Move aside
+        stray partitions, don't delete them") its directory is renamed
+        ``topic-partition.uniqueId-stray`` (UnifiedLog.logStrayDirName) and the log is kept in
+        ``stray_logs``. Returns the removed log, None when there was none."""
+        log = self.logs.get(topic_partition)
+        if log is None:
+            return None
+        if not is_stray:
+            self.delete_log(topic_partition)
+            return log
+        del self.logs[topic_partition]
+        self.writeback_history.pop(topic_partition, None)
+        self.last_flush_ms.pop(topic_partition, None)
+        self.log_dir.rename_dir(log_dir_name(*topic_partition), _stray_dir(ctx, topic_partition))
+        log.listener = None   # nothing appends to it any more
+        self.add_stray_log(topic_partition, log)
+        return log
+
     @staticmethod
     def is_stray_replica(replicas: Iterable[int], broker_id: int, log: Log) -> bool:
         """LogManager.isStrayReplica (storage, 4.x): the log should not be on this broker when
@@ -376,16 +423,49 @@ class LogManager:
 
     @staticmethod
     def is_stray_kraft_replica(broker_id: int, image: Any, log: Log) -> bool:
-        """LogManager.isStrayKraftReplica (3.6-3.9; in BrokerMetadataPublisher since 4.0): a log
+        """LogManager.isStrayKraftReplica (3.7-3.9; in BrokerMetadataPublisher since 4.0): a log
         without a topic id (no partition.metadata: nothing was appended before it was lost) is
-        stray; so is one whose topic id or partition the metadata image (a ``MetadataImage``)
-        does not hold, or whose replicas leave out ``broker_id``."""
+        stray (3.9+, KAFKA-16814; see ``stray_reason`` for before); so is one whose topic id or
+        partition the metadata image (a ``MetadataImage``) does not hold, or whose replicas
+        leave out ``broker_id``."""
         if log.topic_id is None:
             return True
         name = image.topic_names.get(log.topic_id)
         reg = image.partitions.get((name, log.partition)) if name is not None else None
         return LogManager.is_stray_replica(reg.replicas if reg is not None else (), broker_id,
                                            log)
+
+    @staticmethod
+    def find_stray_replicas(broker_id: int, request: Any, logs: Iterable[Log]
+                            ) -> list[tuple[str, int]]:
+        """LogManager.findStrayReplicas (3.7-3.9, LogManager.scala:1652@3.9.0-rc3): the logs a
+        full LeaderAndIsr does not list, or lists with another topic id
+        (kafkasim.core.state_change.find_stray_replicas)."""
+        return find_stray_replicas(broker_id, request, logs)
+
+    def delete_stray_kraft_replicas(self, ctx: Any, broker_id: int, image: Any) -> bool:
+        """A starting KRaft broker's stray logs, before ReplicaManager starts (3.7+, rule
+        ``kraft_stray_logs_renamed``): LogManager.deleteStrayKRaftReplicas @3.7.0, since 3.8
+        LogManager.loadLog with BrokerMetadataPublisher's ``isStray``
+        (LogManager.startup(topicNames, isStray)): each log ``is_stray_kraft_replica`` finds is
+        renamed ``-stray`` and kept (``async_delete(is_stray=True)``). kafkasim loads the logs
+        at the process start and does this at the first metadata publish, before any replica
+        is made. A log without a topic id before 3.9 (KAFKA-16814) fails the startup: returns
+        False, nothing moved (the broker must stop); True otherwise."""
+        strays = []
+        for tp, log in sorted(self.logs.items()):
+            reason = stray_reason(ctx, broker_id, image, log)
+            if reason is False:
+                ctx.trace("stray_log", tp[0], tp[1], ev.StrayLogWithoutTopicId(
+                    log_dir_name(*tp), True))
+                return False
+            if reason is not None:
+                strays.append((tp, reason))
+        for tp, reason in strays:
+            self.async_delete(ctx, tp, is_stray=True)
+            ctx.trace("stray_log", tp[0], tp[1], ev.StrayLog(reason, "renamed",
+                                                             _stray_dir(ctx, tp)))
+        return True
 
     # -- flush, shutdown, power loss --------------------------------------------------------
     def flush_for_shutdown(self, now: int,
@@ -480,6 +560,63 @@ class LogManager:
         flush_ms = cfg.get("log.flush.scheduler.interval.ms", LONG_MAX)
         if flush_ms < LONG_MAX:
             schedule_periodic(ctx, flush_ms, delay, _timer_log_flusher, flush_ms, first_ms=delay)
+
+
+def stray_reason(ctx: Any, broker_id: int, image: Any, log: Log) -> str | None | bool:
+    """Why ``log`` is stray on ``broker_id`` by the metadata ``image`` (the line Kafka logs:
+    LogManager.isStrayKraftReplica, BrokerMetadataPublisher.findStrayPartitions), None if it
+    is not. A log without a topic id: stray since 3.9 (KAFKA-16814); before, False (the check
+    threw)."""
+    name = log_dir_name(log.topic, log.partition)
+    if log.topic_id is None:
+        if not ctx.rules.controller.stray_log_without_topic_id_is_stray:
+            return False
+        return f"The topicId does not exist in {name}, treat it as a stray log"
+    if not LogManager.is_stray_kraft_replica(broker_id, image, log):
+        return None
+    topic = image.topic_names.get(log.topic_id)
+    reg = image.partitions.get((topic, log.partition)) if topic is not None else None
+    if reg is None:
+        return (f"Found stray log dir {name}: the topicId {log.topic_id} does not exist in the "
+                "metadata image")
+    return (f"Found stray log dir {name}: the current replica assignment "
+            f"[{', '.join(map(str, reg.replicas))}] does not contain the local brokerId "
+            f"{broker_id}.")
+
+
+def find_stray_partitions(ctx: Any, broker_id: int, image: Any, logs: dict
+                          ) -> list[tuple[tuple[str, int], str]] | None:
+    """BrokerMetadataPublisher.findStrayPartitions (3.0-3.6, BrokerMetadataPublisher.scala:70
+    @3.3.0): each log (``logs``: tp -> Log) the metadata ``image`` does not give
+    ``broker_id``, with the reason; None when a log has no topic id (the RuntimeException
+    that made finishInitializingReplicaManager delete nothing)."""
+    strays = []
+    for tp, log in sorted(logs.items()):
+        reason = stray_reason(ctx, broker_id, image, log)
+        if reason is False:
+            ctx.trace("stray_log", tp[0], tp[1], ev.StrayLogWithoutTopicId(log_dir_name(*tp),
+                                                                          False))
+            return None
+        if reason is not None:
+            strays.append((tp, reason))
+    return strays
+
+
+def _stray_dir(ctx: Any, tp: tuple[str, int]) -> str:
+    """The ``-stray`` directory a log of ``tp`` moved aside now is renamed to. Kafka's uniqueId
+    is a random UUID (32 hex digits, no dashes); kafkasim derives 32 hex digits from the broker,
+    the partition and the time, drawing nothing at random."""
+    key = f"{getattr(ctx, 'id', -1)}/{tp[0]}-{tp[1]}/{getattr(ctx, 'now', 0)}"
+    unique_id = hashlib.md5(key.encode(), usedforsecurity=False).hexdigest()
+    return log_stray_dir_name(tp[0], tp[1], unique_id)
+
+
+def _stray_dir_names(log_dir: LogDir) -> list[str]:
+    """The ``topic-partition.uniqueId-stray`` directories the log dir holds, by name."""
+    names = {rel.split("/", 1)[0] for rel in log_dir.files if "/" in rel}
+    if log_dir.root is not None and os.path.isdir(log_dir.root):
+        names.update(os.listdir(log_dir.root))
+    return sorted(n for n in names if n.endswith(STRAY_DIR_SUFFIX))
 
 
 def _known_topic_id(ctx: Any, topic: str) -> str | None:

@@ -1265,6 +1265,49 @@ class ControllerRules:
         "an existing log without one at the same leader epoch (2.8: only to a log the "
         "Partition already held)",
     )
+    # Stray replicas: a log on a broker that the metadata no longer lists as a replica (the
+    # partition was reassigned away, or its topic deleted, while the broker was down). KRaft
+    # 3.0-3.6: BrokerMetadataPublisher's first publish applies the delta, then
+    # finishInitializingReplicaManager deletes them (findStrayPartitions ->
+    # ReplicaManager.deleteStrayReplicas -> stopPartitions(delete=true): renamed ``-delete``,
+    # gone after file.delete.delay.ms; BrokerMetadataPublisher.scala:417@3.3.0). KAFKA-14616
+    # (3.7.0, LogManager.deleteStrayKRaftReplicas, BrokerMetadataPublisher.scala:298@3.7.0;
+    # since KAFKA-16234, 3.8.0, inside LogManager.loadLog's isStray, LogManager.scala:359
+    # @3.8.0): they are found before ReplicaManager starts, renamed
+    # ``topic-partition.uniqueId-stray`` (LocalLog.logStrayDirName) and kept on disk, never
+    # deleted by the broker (LogManager.strayLogs; the same at 4.4, LogManager.java:546
+    # @f86720838c). ZooKeeper mode has no such step (before KAFKA-15605: kept and loaded).
+    kraft_stray_logs_renamed: bool = _rule(
+        since="3.7",
+        ref="KAFKA-14616 (LogManager.deleteStrayKRaftReplicas @3.7.0), KAFKA-16234",
+        doc="KRaft: a starting broker renames its stray logs -stray before ReplicaManager "
+        "starts and keeps them (3.3-3.6: deleted after the first metadata publish)",
+    )
+    # KAFKA-16814 (3.9.0, LogManager.isStrayKraftReplica, LogManager.scala:1617@3.9.0-rc3): a
+    # log without a topic id (no partition.metadata: nothing was appended before it was lost)
+    # is stray. Before, findStrayPartitions / isStrayKraftReplica threw "does not have a topic
+    # ID, which is not allowed when running in KRaft mode": 3.3-3.6 the publishing fault
+    # handler logged it and no stray was deleted; 3.7-3.8 the fatal fault handler ("Error
+    # starting LogManager") stopped the broker.
+    stray_log_without_topic_id_is_stray: bool = _rule(
+        since="3.9",
+        ref="KAFKA-16814 (LogManager.isStrayKraftReplica @3.9.0-rc3)",
+        doc="KRaft: a log without a topic id is a stray replica (before: an error)",
+    )
+    # KAFKA-15605 (3.7.0, ReplicaManager.becomeLeaderOrFollower, ReplicaManager.scala:1925
+    # @3.9.0-rc3): a ZooKeeper-mode broker with zookeeper.metadata.migration.enable that gets a
+    # LeaderAndIsr of type FULL from a KRaft controller finds the logs the request does not
+    # list, or lists with another topic id (LogManager.findStrayReplicas), and moves them aside
+    # (updateStrayLogs: stopped, renamed -stray, kept). Only a KRaft controller of a migration
+    # sends FULL (kafkasim runs no migration: its ZooKeeper controller sends type 0). Gone with
+    # ZooKeeper in 4.0.
+    full_leader_and_isr_finds_strays: bool = _rule(
+        since="3.7",
+        until="4.0",
+        ref="KAFKA-15605 (ReplicaManager.updateStrayLogs @3.7.0)",
+        doc="ZooKeeper mode during a migration: a full LeaderAndIsr from the KRaft controller "
+        "moves the logs it does not list aside (-stray)",
+    )
 
 
 @dataclass(frozen=True)
