@@ -633,10 +633,11 @@ def _known_topic_id(ctx: Any, topic: str) -> str | None:
 
 def _initialize_topic_id(log: Log) -> None:
     """UnifiedLog.initializeTopicId when a log is loaded: the topic id its partition.metadata
-    holds (a file that cannot be read is a KafkaStorageException); none without the file."""
+    holds (a file that cannot be read is a KafkaStorageException); none without the file (the
+    loaded UnifiedLog starts with ``topicId = None``: an id only in memory is gone)."""
     pmf = log.partition_metadata_file
-    if pmf is not None and pmf.exists():
-        log.topic_id = pmf.read().topic_id
+    if pmf is not None:
+        log.topic_id = pmf.read().topic_id if pmf.exists() else None
 
 
 def epoch_cache_rules(rules) -> dict[str, bool]:
