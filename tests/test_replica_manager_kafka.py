@@ -20,7 +20,9 @@ Kafka's mocked ``metadataCache.getPartitionReplicaEndpoints`` is ``cluster_racks
 
 Covered elsewhere, so not repeated: IsrExpirationTest's four getOutOfSyncReplicas cases and most
 of ReplicaTest (tests/test_partition_kafka.py), DelayedFetch min-bytes (test_delayed_fetch_min_
-bytes.py), the replica selector through a whole cluster (test_course_follower_fetch.py).
+bytes.py), the replica selector through a whole cluster (test_course_follower_fetch.py), stray
+logs and the full LeaderAndIsr of a KRaft migration (testFullLeaderAndIsrStrayPartitions,
+testUpdateStrayLogs, testFullLair*: tests/test_stray_replicas_kafka.py).
 
 Left out (kafkasim does not model it): log dirs and alterReplicaLogDirs (testHighWaterMark*
 DirectoryMapping, testMaybeAddLogDirFetchersWithoutEpochCache, testFencedErrorCausedByBecome
@@ -31,8 +33,7 @@ testTransactionVerification*, testVerificationErrorConversions, ...), metrics
 topic ids in fetches (testFetchMessagesWithInconsistentTopicId; the LeaderAndIsr ones,
 testPartitionMetadataFile* and testInconsistentIdReturnsError, are in
 tests/test_zk_topic_ids_kafka.py), tiered storage (testOffsetOutOfRange*, testRemoteLog*,
-testBuildRemoteLogAuxState*), stray logs and KRaft migration (testFullLeaderAndIsrStrayPartitions,
-testUpdateStrayLogs, testFullLair*), offline log dirs (testPartitionMarkedOffline*,
+testBuildRemoteLogAuxState*), offline log dirs (testPartitionMarkedOffline*,
 testReplicaNotAvailable, testStopReplicaWithOfflinePartition), pluggable selector classes
 (testUnknownReplicaSelector, testDefaultReplicaSelector, MockReplicaSelector's call counts), and
 ReplicaTest.testFenceStaleUpdates (no broker epoch in a follower fetch). A consumer fetch without
