@@ -450,8 +450,11 @@ class LifecycleTestContext:
         self.sent: list = []
         self.traces: list = []
         self.stopped: list[str] = []
-        self.log_manager = SimpleNamespace(clean_shutdown_file=False,
-                                         start_high_watermark_checkpoints=lambda ctx: None)
+        # no logs, so no stray ones at the first publish
+        self.log_manager = SimpleNamespace(
+            clean_shutdown_file=False, logs={},
+            start_high_watermark_checkpoints=lambda ctx: None,
+            delete_stray_kraft_replicas=lambda ctx, broker_id, image: True)
         self._timers: list = []
         self._seq = 0
         self.cluster = SimpleNamespace(
