@@ -34,7 +34,7 @@ KIND_LABELS = {k: k for k in (
     N_("raft_ignored_response"), N_("raft_resign"), N_("raft_snapshot"),
     N_("raft_transition"), N_("raft_truncate"),
     N_("raft_vote"), N_("raft_voter_change"), N_("raft_voters"), N_("recv"), N_("replicate"),
-    N_("rule_swapped"), N_("send"), N_("stop_replica"), N_("truncate"),
+    N_("rule_swapped"), N_("send"), N_("stop_replica"), N_("stray_log"), N_("truncate"),
     N_("zk_session_expired"))}
 
 
