@@ -224,8 +224,51 @@ def test_notebook_07_failover_story_tells_the_scenario():
 
 
 
+def _controller_story(*names: str) -> dict:
+    """07's story functions with the notebook's own helper module (kafkasim.course.controller)."""
+    import kafkasim.course.controller as helpers
+
+    ns = _story_functions(OWNED[0], *names)
+    ns.update({k: getattr(helpers, k) for k in helpers.__all__})
+    return ns
+
+
+def test_notebook_07_quorum_loss_story_tells_the_scenario():
+    """Section 6's player story: two controllers down freeze the metadata (dead broker 2 still
+    leads events-0) until one returns; then broker 1 leads and the waiting write is acknowledged,
+    as scenario kraft-quorum-loss tells it (the notebook runs 4.3, the file 4.1)."""
+    ns = _controller_story("events_cluster", "lose_two_controllers", "frozen_then_back")
+    c = ns["events_cluster"]()
+    frozen = []
+    c.at(29000, lambda cl: frozen.append((cl.controller_id(), cl.leader("events", 0))))
+    ns["frozen_then_back"](c)
+    run = _scenario("kraft-quorum-loss")
+    assert frozen == [(-1, 2)]
+    assert c.leader("events", 0) == run.cluster.leader("events", 0) == 1
+    p = c.clients["p"]
+    assert len(p.acked()) == 1 and lost_acked(c, [p]) == []
+    assert lost_acked(run.cluster, [run.cluster.clients["p"]]) == []
+
+
+def test_notebook_07_dynamic_quorum_story_tells_the_scenario():
+    """Section 7's KIP-853 story: 3003 added (four voters), then the active controller removes
+    itself and another voter leads in a higher epoch, every acks=all write acknowledged: the
+    voter sets and the removed leader of scenario kraft-dynamic-quorum (same seed, 4.3 not 4.1)."""
+    ns = _controller_story("dynamic_cluster", "add_then_remove")
+    c = ns["dynamic_cluster"]()
+    first = c.controller_id()
+    grown = ns["add_then_remove"](c)
+    run = _scenario("kraft-dynamic-quorum")
+    assert first == 3001 and grown == [3000, 3001, 3002, 3003]
+    assert list(c.kraft.voters) == list(run.cluster.kraft.voters) == [3000, 3002, 3003]
+    assert c.controller_id() in (3000, 3002, 3003) and c.kraft.describe_quorum(status=True) \
+        .split("LeaderEpoch:")[1].split()[0] == "2"
+    p = c.clients["p"]
+    assert len(p.acked()) == 4 and not p.failed() and lost_acked(c, [p]) == []
+
+
 def test_notebook_07_failover_prose_names_the_runs_figures():
-    """Section 8's reading of the player ("fenced at 28.57 s ... 3001 is active in epoch 3 from
+    """Section 9's reading of the player ("fenced at 28.57 s ... 3001 is active in epoch 3 from
     12.8 s") is the story's own run: a change of behaviour that moves them fails here, not in a
     reader's eyes (the paragraph once named 3000 and 29.26 s from an older run)."""
     ns = _story_functions(OWNED[0], "failover_cluster", "controller_failover")

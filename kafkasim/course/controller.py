@@ -21,7 +21,8 @@ from kafkasim.settings.versions import version_at_least
 
 __all__ = [
     "QUORUM_LOSS_OPERATIONS", "SEED", "check_detection_window", "check_forgetful_controller",
-    "check_quorum_loss", "check_quorum_tolerance", "client_requests", "control_events",
+    "BOOTSTRAP_SERVERS", "check_quorum_loss", "check_quorum_tolerance", "client_requests",
+    "control_events", "controller_properties", "directory_of",
     "acked_meanwhile", "acked_without_controller", "controller_back", "controller_failover",
     "controller_line",
     "detection_window", "error_line", "first_live_replica", "leader_moved", "metadata_records",
@@ -143,6 +144,27 @@ def _cut(fields: str, width: int) -> str:
     head = fields[:width - 2]
     at = head.rfind(", ")
     return (head[:at + 1] if at > 0 else head) + " …"
+
+
+#: controller.quorum.bootstrap.servers of a cluster formatted with --initial-controllers (3.9+,
+#: KIP-853): its voter set lives in the metadata log (a VotersRecord), so it can change
+BOOTSTRAP_SERVERS = "controller3000:9093,controller3001:9093,controller3002:9093"
+
+
+def controller_properties(node_id: int) -> dict:
+    """The new controller's own configuration, which ``kafka-metadata-quorum --command-config
+    <controller.properties> add-controller`` reads (``c.kraft.add_controller``)."""
+    return {"node.id": node_id, "process.roles": "controller",
+            "controller.listener.names": "CONTROLLER",
+            "listeners": f"CONTROLLER://controller{node_id}:9093"}
+
+
+def directory_of(c, node_id: int) -> str:
+    """A controller's directory id (``directory.id`` in its meta.properties; ``kafka-metadata-quorum
+    describe --replication`` prints it), which ``remove-controller`` needs beside the node id."""
+    from kafkasim.runtime.describe import directory_id
+
+    return directory_id(node_id, c.engine.seed)
 
 
 def metadata_records(c, last: int = 8, *, noop: bool = False, width: int = 110) -> Text:

@@ -284,6 +284,16 @@ MESSAGES = {
            "last ping (12-18 s after the crash)."),
         N_('Each new controller increments /controller_epoch, so brokers can ignore requests '
            'from a deposed one.'),
+        N_('3003 added: how many voters must have a record before it commits?'),
+        N_('The active controller removes itself from the voters. Then?'),
+        N_('it keeps leading'),
+        N_('another voter leads, in a higher epoch'),
+        N_('no leader until it is added back'),
+        N_("A majority of four: the leader counts the new voter from the VotersRecord's append, "
+           "so that record itself commits on 3 of 4."),
+        N_('Once the VotersRecord without it commits, the leader resigns (EndQuorumEpoch) and the '
+           'other voters elect one of them in a higher epoch; the old leader runs on as an '
+           'observer.'),
     ),
     "08": (
         N_('unclean.leader.election.enable=false: what does the rule answer?'),
@@ -346,6 +356,14 @@ MESSAGES = {
         N_('WeakIsr'),
         N_("Truncating to the HW already leaves an ISR member, broker 1, with less than the "
            "leader's HW: WeakIsr fails before any acknowledged write is lost."),
+        N_('Kafka 0.11.0: which record does broker 2 hold at offset 3 at the end?'),
+        N_('Kafka 2.0: which record does broker 2 hold at offset 3 at the end?'),
+        N_('A-only'),
+        N_('B-only'),
+        N_("Leader 1 never had epoch 1: it answered where its epoch 2 starts, 4, broker 2's own "
+           "LEO, so nothing was truncated."),
+        N_("Leader 1 answered epoch 0, ending at 4; broker 2's epoch 0 ended at 3, so it "
+           "truncated to 3 and copied A-only."),
     ),
     "13": (
         N_('Which broker serves the consumer in rack c?'),
