@@ -474,6 +474,10 @@ WINDOWS = [
     # KAFKA-5758 (1.0) until KAFKA-7104 (2.0): a follower fetch that moved the leader's HW is
     # answered with the new HW
     ("fetch_response_leader_state_after_follower_update", "0.11.0", "1.0", "2.0"),
+    # KIP-866 (3.5) until 4.0: a new KRaft cluster's activation also writes ZkMigrationStateRecord
+    # NONE; KAFKA-17457 (3.9) only from metadata.version 3.6-IV1
+    ("activation_writes_zk_migration_state", "3.4", "3.5", "4.0"),
+    ("zk_migration_state_needs_metadata_transactions", "3.8", "3.9", "4.0"),
 ]
 
 

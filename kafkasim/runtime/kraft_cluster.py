@@ -22,6 +22,7 @@ from kafkasim.control.kraft.feature_control import (
 from kafkasim.control.kraft.feature_control import bootstrap_records, production_features
 from kafkasim.control.kraft.image import MetadataImage, load_snapshot
 from kafkasim.control.kraft.metadata_version import MINIMUM_KRAFT_VERSION, MetadataVersion
+from kafkasim.control.kraft.offset_control import published_entries
 from kafkasim.control.kraft.replication_control import ReplicationControlManager
 from kafkasim.control.kraft.striped_placer import StripedReplicaPlacer
 from kafkasim.core import events as ev
@@ -391,14 +392,15 @@ class KRaftControlPlane:
         return node.id if node is not None else -1
 
     def on_committed(self, node: ControllerServer, hw: int) -> None:
-        """Keep ``image`` at the longest committed prefix any node has seen."""
+        """Keep ``image`` at the longest committed prefix any node has seen, as a metadata
+        loader publishes it (an open metadata transaction waits for its End)."""
         img = self.image
         if hw - 1 <= img.offset:
             return
         log = node.raft.log
         if log.below_log_start(img.offset + 1):   # the node's log starts at a snapshot past it
             load_snapshot(img, log.entries_between(0, log.start_offset))
-        for offset, _epoch, record in log.entries_between(img.offset + 1, hw):
+        for offset, _epoch, record in published_entries(log.entries_between(img.offset + 1, hw)):
             img.replay(record, offset)
 
     # -- admin --------------------------------------------------------------------------------
