@@ -18,12 +18,12 @@ monitor, the offsets, activation records and purgatory, ported at 4.1.0 (conflue
 - OffsetControlManagerTest @4.3.0, all 16 cases, on the new
   ``kafkasim.control.kraft.offset_control.OffsetControlManager`` (with the SnapshotRegistry
   epochs it drives and TrackingSnapshotRegistry's operation list). kafkasim's QuorumController
-  does not use it: it keeps the same offsets itself and writes no metadata transactions.
+  does not use it: it keeps the same offsets itself (its open transaction's start too).
 - ActivationRecordsGeneratorTest @4.3.0 (all 5 cases) and QuorumControllerTest
   .testActivationRecords33 / 34 / NonEmptyLog / PartialBootstrap / PartialTransaction /
   PartialTransactionNoSupport @4.3.0 on ``kafkasim.control.kraft.activation_records`` (the
-  generator with KIP-868 transaction records; the simulated QuorumController writes the same
-  bootstrap records without them).
+  generator with KIP-868 transaction records, which the running QuorumController calls on
+  activation: tests/test_activation_records_s26.py).
 - DeferredEventQueueTest @4.3.0 (server-common; ControllerPurgatoryTest until apache/kafka PR
   #13555), all 3 cases, on ``kafkasim.control.kraft.deferred_event_queue.DeferredEventQueue``,
   the purgatory QuorumController keeps its waiting operations in.
