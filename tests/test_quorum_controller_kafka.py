@@ -22,7 +22,8 @@ not appended yet). Broker epochs are asserted as what they are in both systems, 
 the RegisterBrokerRecord: after kafkasim's LeaderChangeMessage at offset 0 the activation writes
 Begin, the bootstrap records and End (ActivationRecordsGenerator, metadata.version 3.6-IV1+), so
 a 3.7-IV0 bootstrap's first broker epoch is 4; Kafka's LocalLogManager counts its offsets
-otherwise and adds a RegisterControllerRecord, which kafkasim does not model. ``testToImages`` (RecordTestUtils' image round trip) is not ported.
+otherwise and adds a RegisterControllerRecord, which kafkasim does not model. ``testToImages``
+(RecordTestUtils' image round trip) is not ported.
 
 Left out, not modelled by kafkasim: testTimeouts and testEarlyControllerResults (no deadlines on the
 controller's event queue, no DeleteTopics / CreatePartitions / reassignment requests),

@@ -695,7 +695,9 @@ class KRaftControlPlane:
         target = self._log_node(node)
         ref = max(self.nodes.values(), key=lambda n: (n.raft.high_watermark, -n.id))
         ref_log = ref.raft.log
-        committed_end = min(self.image.offset + 1, ref_log.end_offset)
+        # the image stops before an open metadata transaction; its records are committed too
+        committed_end = min(max(self.image.offset + 1, ref.raft.high_watermark),
+                            ref_log.end_offset)
         rows = []
         for offset, epoch, record in target.raft.log.entries:   # from its log start offset
             ref_entry = ref_log.entry_at(offset) if offset < committed_end else None
