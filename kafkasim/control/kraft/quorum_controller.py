@@ -275,7 +275,8 @@ class QuorumController:
         transaction's start, the bootstrap metadata, the finalized metadata.version and,
         through 4.0, whether the controller replayed any record (LogReplayTracker.empty(); from
         4.1, KAFKA-18858, a metadata.version not replayed yet decides). A generator error is
-        Kafka's fatal fault: raised."""
+        Kafka's fatal fault: raised. The event performance monitor (4.0+) observes it as
+        ``completeActivation[epoch]``, its name in QuorumController.claim."""
         version = self.config.get("kafka_version", DEFAULT_VERSION)
         is_empty = None
         if not self.feature_control.rules.feature_control_metadata_version_unset_until_replayed:
@@ -289,6 +290,8 @@ class QuorumController:
             is_empty=is_empty, kafka_version=version)
         if result.records:
             self.write(ctx, result.records, reason="completeActivation")
+        if self.performance_monitor is not None:
+            self.performance_monitor.observe_event(f"completeActivation[{self.epoch}]", 0)
 
     def _log_activation_message(self, message: str) -> None:
         self.activation_message = message
