@@ -36,8 +36,9 @@ from kafkasim.control.kraft.feature_control import (
 )
 from kafkasim.control.kraft.metadata_version import MetadataVersion
 from kafkasim.control.kraft.periodic_tasks import ControllerResult
-from kafkasim.control.kraft.records import FeatureLevelRecord
+from kafkasim.control.kraft.records import BeginTransactionRecord, FeatureLevelRecord
 from kafkasim.core import errors as E
+from kafkasim.settings.versions import version_at_least
 
 MV = "metadata.version"
 MINIMUM = 7            # MetadataVersion.MINIMUM_VERSION (3.3-IV3), 4.x
@@ -538,9 +539,12 @@ FORMATTED = {
 @pytest.mark.parametrize("kafka_version", sorted(FORMATTED))
 def test_simulated_cluster_bootstraps_kafkas_feature_records(kafka_version):
     """A simulated KRaft cluster's first active controller writes exactly the records
-    ``kafka-storage format`` puts in bootstrap.checkpoint (then, with ELR, the cluster-level
-    min.insync.replicas of ActivationRecordsGenerator.recordsForEmptyLog); the controller's
-    FeatureControlManager and the metadata image finalize every one of them."""
+    ``kafka-storage format`` puts in bootstrap.checkpoint, as ActivationRecordsGenerator
+    .recordsForEmptyLog lays them out (ActivationRecordsGenerator.java:39@4.3.0, :34@3.9.0-rc3):
+    between Begin/EndTransactionRecords from metadata.version 3.6-IV1, then a
+    ZkMigrationStateRecord NONE in 3.5 - 3.9 and, with ELR, the cluster-level
+    min.insync.replicas; the controller's FeatureControlManager and the metadata image finalize
+    every one of them."""
     from kafkasim.runtime.cluster import Cluster
 
     expected = FORMATTED[kafka_version]
@@ -548,15 +552,22 @@ def test_simulated_cluster_bootstraps_kafkas_feature_records(kafka_version):
     c.run(2000)
     entries = c.kraft.active().raft.log.entries
     assert type(entries[0][2]).__name__ == "LeaderChangeMessage"
-    written = [r for _o, _e, r in entries[1:1 + len(expected)]]
+    transaction = version_at_least(kafka_version, "3.6")
+    first = 2 if transaction else 1
+    if transaction:
+        assert entries[1][2] == BeginTransactionRecord("Bootstrap records")
+    written = [r for _o, _e, r in entries[first:first + len(expected)]]
     assert [(r.name, r.feature_level) for r in written] == expected
     assert all(type(r) is FeatureLevelRecord for r in written)
-    after = entries[1 + len(expected)][2]
+    tail = [type(r).__name__ for _o, _e, r in entries[first + len(expected):]]
+    after = []
+    if version_at_least(kafka_version, "3.5") and not version_at_least(kafka_version, "4.0"):
+        after.append("ZkMigrationStateRecord")
     if (ELIGIBLE_LEADER_REPLICAS_VERSION, 1) in expected:
-        assert (after.resource_type, after.resource_name, after.name) == \
-            ("BROKER", "", "min.insync.replicas")
-    else:
-        assert type(after).__name__ == "RegisterBrokerRecord"
+        after.append("ConfigRecord")
+    if transaction:
+        after.append("EndTransactionRecord")
+    assert tail[:len(after) + 1] == [*after, "RegisterBrokerRecord"]
     assert c.kraft.active().controller.feature_control.finalized_features().feature_map == \
         dict(expected)
     assert c.kraft.image.features == dict(expected)

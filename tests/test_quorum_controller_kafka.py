@@ -19,9 +19,11 @@ runs the simulated clock in 10 ms steps; ``time.sleep`` of Kafka's MockTime beco
 :meth:`ControllerEnv.sleep` (the clock moves, no timer fires); ``setMaxReadOffset`` (records
 written but not readable yet) becomes controller.quorum.append.linger.ms (records written but
 not appended yet). Broker epochs are asserted as what they are in both systems, the offset of
-the RegisterBrokerRecord: kafkasim writes no Begin/EndTransactionRecord or
-ZkMigrationStateRecord at activation, so its first broker epoch is 2 where Kafka's is 5 (6 with
-4.x's feature records). ``testToImages`` (RecordTestUtils' image round trip) is not ported.
+the RegisterBrokerRecord: after kafkasim's LeaderChangeMessage at offset 0 the activation writes
+Begin, the bootstrap records and End (ActivationRecordsGenerator, metadata.version 3.6-IV1+), so
+a 3.7-IV0 bootstrap's first broker epoch is 4; Kafka's LocalLogManager counts its offsets
+otherwise and adds a RegisterControllerRecord, which kafkasim does not model. ``testToImages``
+(RecordTestUtils' image round trip) is not ported.
 
 Left out, not modelled by kafkasim: testTimeouts and testEarlyControllerResults (no deadlines on the
 controller's event queue, no DeleteTopics / CreatePartitions / reassignment requests),
@@ -36,8 +38,8 @@ KafkaController gauges kafkasim does model are covered by tests/test_kraft_views
 
 Related: tests/test_quorum_controller_s24_kafka.py (testActivationRecords33 / 34 / NonEmptyLog /
 PartialBootstrap / PartialTransaction / PartialTransactionNoSupport @4.3.0, on
-ActivationRecordsGenerator and OffsetControlManager driven alone: the simulated controller
-writes no metadata transactions), tests/test_quorum_controller_s23_kafka.py
+ActivationRecordsGenerator and OffsetControlManager driven alone, and the running
+controller's activation records by release), tests/test_quorum_controller_s23_kafka.py
 (testRegisterBrokerKRaftVersions @4.3.0, with the request's feature ranges passed as
 ``features=``; updateFeatures; NoOpRecord cadence),
 tests/test_replication_control_manager_kafka.py (ReplicationControlManagerTest),
@@ -306,12 +308,15 @@ def test_elr_enabled_by_default():
 def test_elr_enabled_by_default_activation_records():
     """testElrEnabledByDefault, continued (ActivationRecordsGenerator.recordsForEmptyLog): the
     cluster-level min.insync.replicas, at the controller's static value, comes after the
-    bootstrap records."""
+    bootstrap records, inside the bootstrap transaction (ActivationRecordsGenerator.java:97
+    @4.0 4ae681446f)."""
     env = ControllerEnv(bootstrap("4.0-IV1", feature(ELR_FEATURE, 1)))
     assert env.metadata_records() == [
+        R.BeginTransactionRecord("Bootstrap records"),
         feature("metadata.version", MetadataVersion.parse("4.0-IV1").feature_level),
         feature(ELR_FEATURE, 1),
-        R.ConfigRecord("BROKER", "", "min.insync.replicas", "1")]
+        R.ConfigRecord("BROKER", "", "min.insync.replicas", "1"),
+        R.EndTransactionRecord()]
 
 
 def _three_brokers_all_fenced_with_elr(env):
@@ -550,9 +555,10 @@ def test_unregister_unknown_broker():
 
 
 def test_snapshot_save_and_load():
-    """The records a session writes, in order (the broker and topic part of Kafka's
-    generateTestRecords): the bootstrap's metadata.version, four fenced registrations, three
-    unfencings, then the topic and its manually assigned partitions."""
+    """The records a session writes, in order (Kafka's generateTestRecords @4.0 4ae681446f,
+    without its RegisterControllerRecord): the bootstrap's metadata.version between Begin and
+    EndTransactionRecords, four fenced registrations, three unfencings, then the topic and its
+    manually assigned partitions."""
     env = ControllerEnv(bootstrap(SIMPLE_BOOTSTRAP))
     epochs = {}
     for i in range(4):
@@ -561,7 +567,10 @@ def test_snapshot_save_and_load():
         assert heartbeat(env, i, epochs[i]) == BrokerHeartbeatReply(True, False, False, False)
     foo_id = create_topics(env, CreatableTopic(
         "foo", -1, -1, assignments={0: [0, 1, 2], 1: [1, 2, 0]}))["foo"].topic_id
-    expected = [feature("metadata.version", MetadataVersion.parse(SIMPLE_BOOTSTRAP).feature_level)]
+    expected = [R.BeginTransactionRecord("Bootstrap records"),
+                feature("metadata.version", MetadataVersion.parse(SIMPLE_BOOTSTRAP).feature_level),
+                R.EndTransactionRecord()]
+    assert epochs[0] == 4     # LeaderChangeMessage, Begin, FeatureLevelRecord, End before it
     expected += [R.RegisterBrokerRecord(i, epochs[i], f"kxAT73dKQsitIedpiPtwB{i}", None,
                                         fenced=True) for i in range(4)]
     expected += [R.BrokerRegistrationChangeRecord(i, epochs[i], fenced=UNFENCE)

@@ -18,7 +18,8 @@ import pytest
 from clusters import make_cluster
 
 from kafkasim.control.kraft import partition_change as pc
-from kafkasim.control.kraft.records import NO_LEADER
+from kafkasim.control.kraft.activation_records import ActivationRecordsGenerator
+from kafkasim.control.kraft.records import NO_LEADER, NoOpRecord, RegisterBrokerRecord
 from kafkasim.core import errors as E
 from kafkasim.core import producer_state, rules
 from kafkasim.runtime.cluster import Cluster
@@ -549,3 +550,33 @@ def test_end_offset_for_edit_reaches_the_steady_state_fetch(monkeypatch):
                                 steady_fetch_run)
     assert kafka == (0, 5)
     assert edited[0] > 0   # the followers are told they diverge at 0, and truncate
+
+
+# -- the KRaft controller's activation records -------------------------------------------------
+def activation_run(setup: Setup, **kw):
+    """A default KRaft cluster's first registration: (its broker epoch -- the offset of the
+    RegisterBrokerRecord, after the activation records --, the record types before it)."""
+    c = _cluster(setup, **kw)
+    c.run(2000)
+    entries = c.kraft.active().raft.log.entries
+    first = next(o for o, _e, r in entries if type(r) is RegisterBrokerRecord)
+    return entries[first][2].broker_epoch, [type(r).__name__ for _o, _e, r in entries[:first]]
+
+
+def _activation_with_an_extra_no_op(*args, **kwargs):
+    """recordsForEmptyLog, edited: one NoOpRecord before the bootstrap transaction."""
+    result = _KAFKA_RECORDS_FOR_EMPTY_LOG(*args, **kwargs)
+    return result._replace(records=[NoOpRecord(), *result.records])
+
+
+_KAFKA_RECORDS_FOR_EMPTY_LOG = ActivationRecordsGenerator.records_for_empty_log
+
+
+def test_activation_records_edit_moves_the_broker_epochs(monkeypatch):
+    """ActivationRecordsGenerator.records_for_empty_log is the copy the running controller
+    calls (QuorumController.complete_activation): editing it moves every offset after it, the
+    broker epochs among them."""
+    kafka, edited, _ = outcomes(monkeypatch, ActivationRecordsGenerator, "records_for_empty_log",
+                                staticmethod(_activation_with_an_extra_no_op), activation_run)
+    assert kafka[1][1] == "BeginTransactionRecord" and kafka[1][-1] == "EndTransactionRecord"
+    assert edited == (kafka[0] + 1, [kafka[1][0], "NoOpRecord", *kafka[1][1:]])

@@ -480,6 +480,10 @@ WINDOWS = [
     # KAFKA-15605 (3.7) until ZooKeeper's removal (4.0): a full LeaderAndIsr from a migrating
     # KRaft controller moves the logs it does not list aside
     ("full_leader_and_isr_finds_strays", "3.6", "3.7", "4.0"),
+    # KIP-866 (3.5) until 4.0: a new KRaft cluster's activation also writes ZkMigrationStateRecord
+    # NONE; KAFKA-17457 (3.9) only from metadata.version 3.6-IV1
+    ("activation_writes_zk_migration_state", "3.4", "3.5", "4.0"),
+    ("zk_migration_state_needs_metadata_transactions", "3.8", "3.9", "4.0"),
 ]
 
 

@@ -46,6 +46,7 @@ from __future__ import annotations
 import dataclasses
 
 from kafkasim.control.kraft.image import MetadataImage, load_snapshot, local_changes_of
+from kafkasim.control.kraft.offset_control import published_entries
 from kafkasim.control.kraft.raft import KafkaRaftClient
 from kafkasim.control.kraft.raft_snapshots import MetadataLoader, configure_metadata_log
 from kafkasim.control.kraft.records import RemoveTopicRecord
@@ -147,14 +148,15 @@ class BrokerLifecycleManager:
         self.broker.metadata.controller_id = leader_id
 
     def on_high_watermark(self, hw: int) -> None:
-        """MetadataLoader: replay the newly committed records, then publish the delta."""
+        """MetadataLoader: replay the newly committed records, then publish the delta (an open
+        metadata transaction's records wait for its End, KIP-868: ``published_entries``)."""
         image, log = self.image, self.raft.log
         loaded: tuple[list, list] = ([], [])
         if log.below_log_start(image.offset + 1):     # a snapshot fetched past the image
             loaded = load_snapshot(image, log.entries_between(0, log.start_offset))
         changed, deleted = replay_records(
             image, ((offset, record) for offset, _epoch, record
-                    in log.entries_between(image.offset + 1, hw)))
+                    in published_entries(log.entries_between(image.offset + 1, hw))))
         changed = [*loaded[0], *(tp for tp in changed if tp not in loaded[0])]
         deleted = [*loaded[1], *(tp for tp in deleted if tp not in loaded[1])]
         if self.publishing:

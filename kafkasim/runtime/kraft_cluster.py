@@ -22,6 +22,7 @@ from kafkasim.control.kraft.feature_control import (
 from kafkasim.control.kraft.feature_control import bootstrap_records, production_features
 from kafkasim.control.kraft.image import MetadataImage, load_snapshot
 from kafkasim.control.kraft.metadata_version import MINIMUM_KRAFT_VERSION, MetadataVersion
+from kafkasim.control.kraft.offset_control import published_entries
 from kafkasim.control.kraft.replication_control import ReplicationControlManager
 from kafkasim.control.kraft.striped_placer import StripedReplicaPlacer
 from kafkasim.core import events as ev
@@ -391,14 +392,15 @@ class KRaftControlPlane:
         return node.id if node is not None else -1
 
     def on_committed(self, node: ControllerServer, hw: int) -> None:
-        """Keep ``image`` at the longest committed prefix any node has seen."""
+        """Keep ``image`` at the longest committed prefix any node has seen, as a metadata
+        loader publishes it (an open metadata transaction waits for its End)."""
         img = self.image
         if hw - 1 <= img.offset:
             return
         log = node.raft.log
         if log.below_log_start(img.offset + 1):   # the node's log starts at a snapshot past it
             load_snapshot(img, log.entries_between(0, log.start_offset))
-        for offset, _epoch, record in log.entries_between(img.offset + 1, hw):
+        for offset, _epoch, record in published_entries(log.entries_between(img.offset + 1, hw)):
             img.replay(record, offset)
 
     # -- admin --------------------------------------------------------------------------------
@@ -693,7 +695,9 @@ class KRaftControlPlane:
         target = self._log_node(node)
         ref = max(self.nodes.values(), key=lambda n: (n.raft.high_watermark, -n.id))
         ref_log = ref.raft.log
-        committed_end = min(self.image.offset + 1, ref_log.end_offset)
+        # the image stops before an open metadata transaction; its records are committed too
+        committed_end = min(max(self.image.offset + 1, ref.raft.high_watermark),
+                            ref_log.end_offset)
         rows = []
         for offset, epoch, record in target.raft.log.entries:   # from its log start offset
             ref_entry = ref_log.entry_at(offset) if offset < committed_end else None

@@ -294,6 +294,7 @@ def committed_image(images: dict, node):
     from the empty image, so every partition in it is new."""
     from kafkasim.control.kraft import records as R
     from kafkasim.control.kraft.image import MetadataImage, load_snapshot
+    from kafkasim.control.kraft.offset_control import published_entries
 
     entry = images.get(node.id)
     if entry is None or entry[0] != node.incarnation:
@@ -306,7 +307,7 @@ def committed_image(images: dict, node):
         log = node.raft.log
         if log.below_log_start(img.offset + 1):      # a snapshot fetched past the image: load it
             load_snapshot(img, log.entries_between(0, log.start_offset))
-        for offset, _epoch, record in log.entries_between(img.offset + 1, hw):
+        for offset, _epoch, record in published_entries(log.entries_between(img.offset + 1, hw)):
             t = type(record)
             if t is R.PartitionChangeRecord or t is R.PartitionRecord:
                 tp = (img.topic_names.get(record.topic_id), record.partition_id)

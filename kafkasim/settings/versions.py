@@ -1081,6 +1081,31 @@ class ControllerRules:
         doc="the controller knows no metadata.version until it replays a FeatureLevelRecord "
         "(before: it assumed the latest production level)",
     )
+    # KIP-866 (QuorumController.generateActivationRecords @3.5.0; ActivationRecordsGenerator
+    # .recordsForEmptyLog @3.6.0 .. @3.9.0-rc3): the first active controller of a new KRaft
+    # cluster writes a ZkMigrationStateRecord NONE after the bootstrap records ("this is a
+    # de-novo KRaft cluster"). 3.3 and 3.4 wrote the bootstrap records alone
+    # (CompleteActivationEvent @3.4.0); 4.0 removed ZooKeeper migration
+    # (ActivationRecordsGenerator @4.0 4ae681446f has no such record).
+    activation_writes_zk_migration_state: bool = _rule(
+        since="3.5",
+        until="4.0",
+        ref="KIP-866: QuorumController.generateActivationRecords @3.5.0, "
+            "ActivationRecordsGenerator.recordsForEmptyLog @3.6.0-3.9.0",
+        doc="a new KRaft cluster's first active controller also writes ZkMigrationStateRecord "
+        "NONE",
+    )
+    # KAFKA-17457 (apache/kafka PR #17094, 3.9.0): ActivationRecordsGenerator.recordsForEmptyLog
+    # writes that ZkMigrationStateRecord only at a bootstrap metadata.version with metadata
+    # transactions (3.6-IV1, ActivationRecordsGenerator.java:91@3.9.0-rc3); 3.5 - 3.8 from 3.4-IV0
+    # (isMigrationSupported). Every release's own latest metadata.version passes both.
+    zk_migration_state_needs_metadata_transactions: bool = _rule(
+        since="3.9",
+        until="4.0",
+        ref="KAFKA-17457 / apache/kafka PR #17094 (ActivationRecordsGenerator @3.9.0)",
+        doc="an empty log's activation writes ZkMigrationStateRecord NONE only from "
+        "metadata.version 3.6-IV1 (before: from 3.4-IV0)",
+    )
     # apache/kafka PR #20705 (727aae9a95, 4.2.0): a refused metadata.version downgrade says
     # "Unsupported metadata.version downgrade from <current level> to <target level>. ..."
     # (FeatureControlManager.unsupportedMetadataDowngrade); through 4.1 "Invalid metadata.version

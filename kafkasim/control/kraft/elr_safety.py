@@ -25,9 +25,9 @@ testRejectMinIsrChangeWhenElrEnabled and testElrUpgrade.
 
 Checked at 4.3.0 (confluentinc a9ce322153): ActivationRecordsGenerator.recordsForEmptyLog appends
 one cluster-level ``min.insync.replicas`` ConfigRecord (the static value) after the bootstrap
-records when they finalize eligible.leader.replicas.version above 0 (kafkasim's
-``quorum_controller.activation_records_for_empty_log``); the metadata.version dependency error
-is Feature.validateVersion's, wrapped by FeatureControlManager.invalidUpdateVersion
+records when they finalize eligible.leader.replicas.version above 0 (kafkasim:
+``activation_records.ActivationRecordsGenerator.records_for_empty_log``); the metadata.version
+dependency error is Feature.validateVersion's, wrapped by FeatureControlManager.invalidUpdateVersion
 (:data:`ELR_METADATA_VERSION_ERROR`; kafkasim.control.kraft.feature_control does the same).
 """
 

@@ -239,7 +239,8 @@ def write_features(image: MetadataImage, out: list, options: ImageWriterOptions)
     """FeaturesImage.write@3.9.0-rc3: below metadata.version 3.3-IV0 no FeatureLevelRecord
     exists (the finalized features are lost); else metadata.version first ("it may have an
     impact on how we decode records that come after it"), then the other features. (The
-    ZkMigrationStateRecord of 3.4-IV0+ is not modelled: kafkasim has no migration.) At 4.3.0
+    ZkMigrationStateRecord of 3.4-IV0+ is not written: the image keeps no migration state, though
+    a 3.5 - 3.9 log holds the activation's ZkMigrationStateRecord NONE.) At 4.3.0
     (FeaturesImage.java:85@a9ce322153) the 3.3-IV0 branch and the migration record are gone:
     4.x's metadata.version is 3.3-IV3 at least, so the same records come out."""
     from kafkasim.control.kraft import metadata_version as MV

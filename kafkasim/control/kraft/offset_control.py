@@ -12,9 +12,15 @@ state can be reverted to: one at the last stable offset, plus one after each bat
 controller scheduled.
 
 kafkasim's ``QuorumController`` keeps the same numbers itself (``last_committed``, the Raft
-client's ``next_write_offset``) and writes no transaction records, so there the last stable
-offset is always the last committed one; this class is Kafka's bookkeeping for one controller
-driven alone (OffsetControlManagerTest). Time is the simulated clock in ms (``time``).
+client's ``next_write_offset``, ``transaction_start_offset``); this class is Kafka's bookkeeping
+for one controller driven alone (OffsetControlManagerTest). Time is the simulated clock in ms
+(``time``).
+
+``metadata_transactions`` is how every reader of the metadata log treats KIP-868's markers
+(one copy for all of them): the controller replays an open transaction's records and reverts
+them at its Abort (OffsetControlManager.replay: ``revertToSnapshot(transactionStartOffset -
+1)``); a metadata loader (MetadataBatchLoader, the brokers' images, the snapshot writer)
+publishes them only once the End is read (``published_entries``).
 """
 
 from __future__ import annotations
@@ -310,3 +316,61 @@ class OffsetControlManager:
 
 
 _TRANSACTION_RECORDS = (BeginTransactionRecord, EndTransactionRecord, AbortTransactionRecord)
+
+
+class MetadataTransactions(NamedTuple):
+    """What ``metadata_transactions`` finds in log entries: ``entries`` without the records of
+    aborted transactions (their Begin and contents; the Abort stays, a marker that changes
+    nothing), and ``open_start``, the offset of a BeginTransactionRecord not yet ended (-1:
+    none), whose records stay at the end of ``entries``."""
+
+    entries: list
+    open_start: int
+
+
+def metadata_transactions(entries) -> MetadataTransactions:
+    """KIP-868 over (offset, epoch, record) entries read from outside any transaction. A
+    Begin inside an open transaction is an error, as in MetadataBatchLoader.replay
+    (MetadataBatchLoader.java:217@3.9.0-rc3, the same @4.4 f86720838c) and
+    OffsetControlManager.replay; an End or Abort without a Begin is kept as a marker (Kafka's
+    fault handler logs it and the loader goes on)."""
+    kept: list = []
+    txn: list = []
+    start = -1
+    for entry in entries:
+        kind = type(entry[2])
+        if kind is BeginTransactionRecord:
+            if start != -1:
+                raise RuntimeError("Encountered BeginTransactionRecord while already in a "
+                                   f"transaction (begun at offset {start}, again at {entry[0]})")
+            start, txn = entry[0], [entry]
+        elif start == -1:
+            kept.append(entry)
+        elif kind is EndTransactionRecord or kind is AbortTransactionRecord:
+            if kind is EndTransactionRecord:
+                kept.extend(txn)
+            kept.append(entry)
+            start, txn = -1, []
+        else:
+            txn.append(entry)
+    kept.extend(txn)
+    return MetadataTransactions(kept, start)
+
+
+def published_entries(entries) -> list:
+    """What a metadata loader publishes of ``entries`` (MetadataBatchLoader.maybeFlushBatches,
+    MetadataBatchLoader.java:181@3.9.0-rc3): everything up to an open transaction's Begin,
+    without aborted transactions' records; the open transaction waits for its End. (kafkasim's
+    log keeps no batch boundaries, so Kafka's mid-batch flush at a Begin that follows an Abort
+    in the same batch -- which publishes the aborted records -- is not reproduced.)"""
+    found = metadata_transactions(entries)
+    if found.open_start == -1:
+        return found.entries
+    return [e for e in found.entries if e[0] < found.open_start]
+
+
+def published_end(entries, end: int) -> int:
+    """The end (exclusive) of what a loader publishes of ``entries``, which reach up to
+    ``end``: ``end``, or the offset of an open transaction's Begin."""
+    start = metadata_transactions(entries).open_start
+    return end if start == -1 else start

@@ -15,8 +15,10 @@ Kafka's Controller operations are methods of the same names: ``register_broker``
 ``incremental_alter_configs``, ``describe_configs``. Each returns a ``ControllerFuture``
 (kafkasim.control.kraft.controller_api) completed once its records are committed; the
 brokers' requests from the network (``handle``) go through them and are answered by message.
-The first activation on an empty metadata log writes the activation records
-(``activation_records_for_empty_log``).
+Each activation writes what ``ActivationRecordsGenerator.generate`` gives for the log's state
+(``complete_activation``, Kafka's ``ControllerWriteEvent("completeActivation")``): the bootstrap
+records on a new cluster (between Begin/EndTransactionRecords from metadata.version 3.6-IV1),
+an AbortTransactionRecord for a metadata transaction a failed controller left open.
 
 Periodic work of the active controller. Kafka 4.0+ (``config["periodic_tasks"]``): fixed-rate
 tasks of a ``PeriodicTaskControlManager`` (``kafkasim.control.kraft.periodic_tasks``, KAFKA-17793),
@@ -51,6 +53,10 @@ from collections.abc import Iterable
 from functools import partial
 
 from kafkasim.control.kraft import records as R
+from kafkasim.control.kraft.activation_records import (
+    ActivationRecordsGenerator,
+    BootstrapMetadata,
+)
 from kafkasim.control.kraft.broker_heartbeat import LONG_MAX_VALUE
 from kafkasim.control.kraft.cluster_control import (
     BrokerIdNotRegisteredException,
@@ -79,6 +85,7 @@ from kafkasim.control.kraft.feature_control import (
     QuorumFeatures,
 )
 from kafkasim.control.kraft.metadata_version import MINIMUM_KRAFT_VERSION
+from kafkasim.control.kraft.offset_control import metadata_transactions, published_entries
 from kafkasim.control.kraft.periodic_tasks import (
     ControllerResult,
     PeriodicTask,
@@ -102,23 +109,15 @@ _CLUSTER_RECORDS = (R.RegisterBrokerRecord, R.UnregisterBrokerRecord, R.FenceBro
 _REPLICATION_RECORDS = (R.TopicRecord, R.PartitionRecord, R.PartitionChangeRecord,
                         R.RemoveTopicRecord, R.ConfigRecord, R.ClearElrRecord,
                         R.FeatureLevelRecord)
+_TRANSACTION_RECORDS = (R.BeginTransactionRecord, R.EndTransactionRecord,
+                        R.AbortTransactionRecord)
 # what the controller replays as metadata (LogReplayTracker): not the Raft control records
-_METADATA_RECORDS = (*_CLUSTER_RECORDS, *_REPLICATION_RECORDS, R.NoOpRecord)
-ELR_FEATURE_NAME = "eligible.leader.replicas.version"
-
-
-def activation_records_for_empty_log(bootstrap_records, static_min_insync_replicas: int) -> list:
-    """ActivationRecordsGenerator.recordsForEmptyLog (4.x): the bootstrap records
-    (BootstrapMetadata: metadata.version, then the features it finalizes), and when they finalize
-    ``eligible.leader.replicas.version`` above 0 a cluster-level ``min.insync.replicas`` at the
-    controller's static value, last. (Kafka wraps them in Begin/EndTransactionRecords from
-    metadata.version 3.6-IV1 and adds a ZkMigrationStateRecord through 3.9: not modelled.)"""
-    records = list(bootstrap_records)
-    levels = {r.name: r.feature_level for r in records if type(r) is R.FeatureLevelRecord}
-    if levels.get(ELR_FEATURE_NAME, 0) > 0:
-        records.append(R.ConfigRecord("BROKER", "", "min.insync.replicas",
-                                      str(static_min_insync_replicas)))
-    return records
+_METADATA_RECORDS = (*_CLUSTER_RECORDS, *_REPLICATION_RECORDS, R.NoOpRecord,
+                     R.ZkMigrationStateRecord, *_TRANSACTION_RECORDS)
+#: BootstrapMetadata.source of a cluster formatted by ``kafka-storage format``
+#: (BootstrapDirectory.java:109@3.9.0-rc3: the bootstrap.checkpoint file it wrote, in the
+#: metadata log directory, whose path Kafka names)
+BOOTSTRAP_SOURCE = "the binary bootstrap metadata file: bootstrap.checkpoint"
 
 
 class QuorumController:
@@ -132,6 +131,9 @@ class QuorumController:
         self.active = False
         self.epoch = -1                   # the Raft epoch this controller is active in
         self.applied = -1                 # last replayed offset
+        # OffsetControlManager.transactionStartOffset: the open metadata transaction's Begin
+        self.transaction_start_offset = -1
+        self.activation_message = ""      # what the last activation logged
         # OffsetControlManager.lastStableOffset: the last committed offset this controller
         # learned (handleCommitBatch); renounce reverts to it
         self.last_committed = -1
@@ -149,13 +151,19 @@ class QuorumController:
 
     # -- replay ---------------------------------------------------------------------------------
     def replay(self, record, offset: int, now_ms: int | None = None) -> None:
-        """QuorumController.replay: each record goes to the manager that owns it."""
+        """QuorumController.replay: each record goes to the manager that owns it; a
+        transaction record moves the open transaction's start (OffsetControlManager.replay;
+        an Abort's revert is the caller's, ``_abort_transaction``). ZkMigrationStateRecord
+        (always NONE here) changes nothing kafkasim keeps."""
         if isinstance(record, _CLUSTER_RECORDS):
             self.cluster_control.replay(record, offset, now_ms)
         elif isinstance(record, _REPLICATION_RECORDS):
             self.replication_control.replay(record, offset)
             if type(record) is R.FeatureLevelRecord:
                 self.feature_control.replay(record)
+        elif isinstance(record, _TRANSACTION_RECORDS):
+            begin = type(record) is R.BeginTransactionRecord
+            self.transaction_start_offset = offset if begin else -1
         self.applied = offset
 
     def new_feature_control(self) -> FeatureControlManager:
@@ -197,12 +205,23 @@ class QuorumController:
 
     def _rebuild(self, entries) -> None:
         """Forget everything and replay ``entries`` ((offset, epoch, record), in order): the
-        SnapshotRegistry revert of ``renounce``, and the catch-up of ``claim``."""
+        SnapshotRegistry revert of ``renounce``, and the catch-up of ``claim``. Aborted
+        metadata transactions are left out; an open one is replayed (its Begin noted)."""
         self.cluster_control, self.replication_control = self.make_managers()
         self.feature_control = self.new_feature_control()
         self.applied = -1
-        for offset, _epoch, record in entries:
+        self.transaction_start_offset = -1
+        for offset, _epoch, record in metadata_transactions(entries).entries:
             self.replay(record, offset)
+
+    def _abort_transaction(self, ctx) -> None:
+        """OffsetControlManager.replay(AbortTransactionRecord): revert to the state before the
+        open transaction's Begin (``revertToSnapshot(transactionStartOffset - 1)``); an active
+        controller's broker sessions are not part of that state (ClusterControlManager's
+        heartbeat manager keeps them)."""
+        self._rebuild(ctx.raft.log.entries_between(0, self.transaction_start_offset))
+        if self.active:
+            self.cluster_control.activate(ctx.now)
 
     # -- Raft listener ------------------------------------------------------------------------
     def on_leader_change(self, ctx, leader_id: int, epoch: int) -> None:
@@ -227,12 +246,13 @@ class QuorumController:
             self._rebuild(log.entries_between(0, hw))
             return
         for offset, _epoch, record in log.entries_between(self.applied + 1, hw):
+            if type(record) is R.AbortTransactionRecord and self.transaction_start_offset != -1:
+                self._abort_transaction(ctx)
             self.replay(record, offset)
 
     def claim(self, ctx, epoch: int) -> None:
         """QuorumMetaLogListener.handleLeaderChange -> claim: become the active controller once
-        every record before this epoch's start is committed; write the bootstrap records the
-        first time a quorum starts."""
+        every record before this epoch's start is committed, then complete the activation."""
         log = ctx.raft.log
         self._rebuild(log.entries_between(0, log.end_offset))   # all committed by now
         self.cluster_control.activate(ctx.now)
@@ -240,11 +260,7 @@ class QuorumController:
         self.epoch = epoch
         self.scheduled = set()
         ctx.trace("controller_active", ev.ControllerActive(epoch))
-        if self._needs_bootstrap(log):
-            # the first active controller of a new cluster writes the activation records
-            # (ActivationRecordsGenerator.recordsForEmptyLog)
-            self.write(ctx, activation_records_for_empty_log(
-                self.config["bootstrap_records"], self.config["min.insync.replicas"]))
+        self.complete_activation(ctx)
         if self.config.get("periodic_tasks"):
             self.activate_periodic_tasks(ctx)
             return
@@ -252,14 +268,33 @@ class QuorumController:
         self.reschedule_fence(ctx)
         self.maybe_schedule_periodic(ctx)
 
-    def _needs_bootstrap(self, log) -> bool:
-        """Whether activation writes the bootstrap records: through 4.0 when the log holds no
-        metadata record (LogReplayTracker.empty()); from 4.1 (KAFKA-18858,
-        ActivationRecordsGenerator.generate @4.1.0) when no metadata.version was replayed."""
-        if self.feature_control.rules.feature_control_metadata_version_unset_until_replayed:
-            return self.feature_control.metadata_version() is None
-        return not any(isinstance(r, _METADATA_RECORDS)
-                       for _o, _e, r in log.entries_between(0, log.end_offset))
+    def complete_activation(self, ctx) -> None:
+        """``ControllerWriteEvent("completeActivation")``: CompleteActivationEvent
+        .generateRecordsAndResult (QuorumController.java:1239@3.9.0-rc3, :1162@4.3.0) writes
+        what ActivationRecordsGenerator.generate gives for the log's state: its open
+        transaction's start, the bootstrap metadata, the finalized metadata.version and,
+        through 4.0, whether the controller replayed any record (LogReplayTracker.empty(); from
+        4.1, KAFKA-18858, a metadata.version not replayed yet decides). A generator error is
+        Kafka's fatal fault: raised. The event performance monitor (4.0+) observes it as
+        ``completeActivation[epoch]``, its name in QuorumController.claim."""
+        version = self.config.get("kafka_version", DEFAULT_VERSION)
+        is_empty = None
+        if not self.feature_control.rules.feature_control_metadata_version_unset_until_replayed:
+            log = ctx.raft.log
+            is_empty = not any(isinstance(r, _METADATA_RECORDS)
+                               for _o, _e, r in log.entries_between(0, log.end_offset))
+        result = ActivationRecordsGenerator.generate(
+            self._log_activation_message, self.transaction_start_offset,
+            BootstrapMetadata(self.config["bootstrap_records"], BOOTSTRAP_SOURCE),
+            self.feature_control.metadata_version(), self.config["min.insync.replicas"],
+            is_empty=is_empty, kafka_version=version)
+        if result.records:
+            self.write(ctx, result.records, reason="completeActivation")
+        if self.performance_monitor is not None:
+            self.performance_monitor.observe_event(f"completeActivation[{self.epoch}]", 0)
+
+    def _log_activation_message(self, message: str) -> None:
+        self.activation_message = message
 
     def renounce(self, ctx) -> None:
         """QuorumController.renounce: drop uncommitted state, fail pending requests.
@@ -310,6 +345,8 @@ class QuorumController:
         now = ctx.now
         for i, r in enumerate(records):
             t = type(r)
+            if t is R.AbortTransactionRecord and self.transaction_start_offset != -1:
+                self._abort_transaction(ctx)
             if t is R.PartitionChangeRecord or t is R.PartitionRecord:
                 name = rc.topic_name(r.topic_id)
                 old = rc.partition(name, r.partition_id) if name is not None else None
@@ -567,7 +604,8 @@ class QuorumController:
         if self._refuse_if_inactive(op):
             return op
         committed = ConfigurationControlManager()
-        for _offset, _epoch, record in ctx.raft.log.entries_between(0, self.last_committed + 1):
+        entries = ctx.raft.log.entries_between(0, self.last_committed + 1)
+        for _offset, _epoch, record in published_entries(entries):
             if type(record) is R.ConfigRecord:
                 committed.replay(record)
         op.complete(committed.describe_configs(resources))

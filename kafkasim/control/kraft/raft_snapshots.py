@@ -64,7 +64,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from kafkasim.control.kraft.offset_control import OffsetAndEpoch, filename_from_snapshot_id
+from kafkasim.control.kraft.offset_control import (
+    OffsetAndEpoch,
+    filename_from_snapshot_id,
+    published_end,
+    published_entries,
+)
 from kafkasim.core import snapshots as Snapshots
 from kafkasim.core.errors import IllegalArgumentException, IllegalStateException
 
@@ -449,15 +454,16 @@ def snapshot_records(entries, options=None) -> list:
     VotersRecord, when the log has them (KIP-853, RecordsSnapshotWriter.Builder @3.9.0-rc3)
     -- then ``MetadataImage.write`` of the replayed image (SnapshotEmitter.maybeEmit:
     ``image.write(writer, options)``): features, brokers, topics with their partitions,
-    configs. Log-only records (NoOpRecord, the transaction markers, LeaderChangeMessage) and
-    every record a later one overrides leave no trace, so the snapshot is the size of the
-    image, not of the log."""
+    configs. Log-only records (NoOpRecord, the transaction markers, LeaderChangeMessage),
+    the records of aborted metadata transactions (``published_entries``: the image is what a
+    metadata loader published) and every record a later one overrides leave no trace, so the
+    snapshot is the size of the image, not of the log."""
     from kafkasim.control.kraft.image import MetadataImage
     from kafkasim.control.kraft.voter_set import KRaftVersionRecord, VotersRecord
 
     image = MetadataImage()
     control: dict = {}
-    for offset, _epoch, record in entries:
+    for offset, _epoch, record in published_entries(entries):
         kind = type(record)
         if kind is KRaftVersionRecord or kind is VotersRecord:
             control[kind.__name__] = record
@@ -588,7 +594,9 @@ class MetadataLoader:
 
     def handle_commit(self, ctx, raft, high_watermark: int) -> RawSnapshot | None:
         """The node learnt ``high_watermark``: maybe load the latest snapshot, then publish the
-        committed delta. Returns the snapshot the generator wrote, if any."""
+        committed delta -- up to an open metadata transaction's Begin, which waits for its End
+        (MetadataBatchLoader.maybeFlushBatches). Returns the snapshot the generator wrote, if
+        any."""
         log, now = raft.log, ctx.now
         if self.next_offset < 0 or self.next_offset < log.start_offset:
             latest = log.latest_snapshot_id()
@@ -600,10 +608,14 @@ class MetadataLoader:
                 self.next_offset = max(self.next_offset, 0)
         if high_watermark <= self.next_offset:
             return None
-        num_bytes = entries_size_in_bytes(log.entries_between(self.next_offset, high_watermark))
-        self.next_offset = high_watermark
-        snapshot = self.generator.publish_log_delta(
-            raft, num_bytes, provenance_at(log, high_watermark, now), now)
+        end = published_end(log.entries_between(self.next_offset, high_watermark),
+                            high_watermark)
+        if end <= self.next_offset:
+            return None
+        num_bytes = entries_size_in_bytes(log.entries_between(self.next_offset, end))
+        self.next_offset = end
+        snapshot = self.generator.publish_log_delta(raft, num_bytes,
+                                                    provenance_at(log, end, now), now)
         if snapshot is not None:
             ctx.trace("raft_snapshot", _event("generated", snapshot.snapshot_id.offset,
                                               snapshot.snapshot_id.epoch, -1))

@@ -197,10 +197,33 @@ class NoOpRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class ZkMigrationStateRecord:
+    """ZkMigrationStateRecord (apiKey 21, ZkMigrationRecord.json@3.9.0-rc3; metadata.version
+    3.4-IV0+, gone in 4.0): the controller's ZooKeeper migration state (``ZkMigrationState``:
+    NONE 0, MIGRATION 1, PRE_MIGRATION 2, POST_MIGRATION 3). kafkasim runs no migration: the
+    only one written is NONE, by the first active controller of a 3.5 - 3.9 cluster
+    (``ActivationRecordsGenerator``)."""
+
+    zk_migration_state: int = 0
+
+
+class ZkMigrationState:
+    """org.apache.kafka.metadata.migration.ZkMigrationState's values (ZkMigrationState.java:38
+    @3.9.0-rc3)."""
+
+    NONE = 0
+    MIGRATION = 1
+    PRE_MIGRATION = 2
+    POST_MIGRATION = 3
+
+
+@dataclass(frozen=True, slots=True)
 class BeginTransactionRecord:
     """BeginTransactionRecord (KIP-868, metadata.version 3.6-IV1+): the records up to the next
-    End/AbortTransactionRecord are one metadata transaction (kafkasim's controllers write
-    none; OffsetControlManager and ActivationRecordsGenerator know them)."""
+    End/AbortTransactionRecord are one metadata transaction. The active controller writes one
+    around the bootstrap records (ActivationRecordsGenerator); a metadata loader publishes the
+    transaction's records only at its End, an Abort discards them
+    (``offset_control.metadata_transactions``)."""
 
     name: str = ""
 
@@ -462,5 +485,6 @@ METADATA_RECORDS = (
     RegisterBrokerRecord, UnregisterBrokerRecord, FenceBrokerRecord, UnfenceBrokerRecord,
     BrokerRegistrationChangeRecord, TopicRecord, ConfigRecord, FeatureLevelRecord,
     PartitionRecord, PartitionChangeRecord, RemoveTopicRecord, ClearElrRecord, NoOpRecord,
-    RegisterControllerRecord, UnregisterControllerRecord,
+    RegisterControllerRecord, UnregisterControllerRecord, ZkMigrationStateRecord,
+    BeginTransactionRecord, EndTransactionRecord, AbortTransactionRecord,
 )

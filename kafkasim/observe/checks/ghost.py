@@ -355,10 +355,11 @@ class ControllerStateReader:
             load_snapshot(shadow, source.entries_between(0, lo))
         if source is None:
             return   # not on any node's log (a bug RaftSafety reports); try again later
+        from kafkasim.control.kraft.offset_control import published_end, published_entries
+
         parts = shadow.partitions
-        entries, s0 = source.entries, source.start_offset
-        for off in range(lo, upto + 1):
-            record = entries[off - s0][2]
+        pending = source.entries_between(lo, upto + 1)
+        for off, _epoch, record in published_entries(pending):   # as a metadata loader
             before = None
             tid = getattr(record, "topic_id", None)
             if tid is not None and hasattr(record, "partition_id"):
@@ -367,7 +368,7 @@ class ControllerStateReader:
             tp = shadow.replay(record, off)
             if tp is not None:
                 changes.append((tp, off, record, before, parts[tp]))
-        shadow.offset = upto
+        shadow.offset = published_end(pending, upto + 1) - 1
 
 
 def _parsed(zk, cache: dict, path: str):
