@@ -242,12 +242,17 @@ def _trace_kinds() -> frozenset[str]:
 
 def _trace_value(line: str, m: re.Match) -> bool:
     """``m``'s word is a trace event kind as the trace prints it: a frame's cell (the whole
-    line, an HTML table cell) or a quoted value in a trace row (``(86613, 'send', 1, ...)``)."""
+    line, an HTML table cell), a text table's cell (two spaces or the line's end on each side:
+    the course's event tables, ``control_events``) or a quoted value in a trace row
+    (``(86613, 'send', 1, ...)``)."""
     w = m.group(0)
     if w not in _trace_kinds():
         return False
     quoted = line[m.start() - 1:m.start()] == "'" == line[m.end():m.end() + 1]
-    return line.strip() == w or quoted
+    before, after = line[:m.start()], line[m.end():]
+    cell = (not before.strip() or before.endswith("  ")) and (not after.strip() or
+                                                               after.startswith("  "))
+    return line.strip() == w or quoted or cell
 
 
 def _screen_texts(cell):
@@ -341,6 +346,8 @@ def test_the_screen_scan_keeps_kafkas_formats_and_flags_narration():
     # the trace's event kinds as the trace prints them (a frame's cell, a row), not in prose
     assert english_words("recv") == [] and english_words("(5, 'recv', 1, '', -1)") == []
     assert english_words("recv from broker") == ["recv", "from", "broker"]
+    assert english_words("24002  controller  1  장애가 발생한 브로커: [2]") == []   # a cell
+    assert english_words("the controller  moved") == ["the", "controller", "moved"]  # prose
 
 
 @pytest.mark.parametrize("path", i18n.english_notebooks(), ids=lambda p: p.name.split("-")[0])
@@ -473,3 +480,73 @@ def test_an_explorers_values_line_keeps_a_dict_controls_values():
 
     ctl = Control("acks", {"all replicas": "all", "leader only": "1"})
     assert ctl.shown("1") == "'1'" and ctl.options[1] == ("leader only", "1")
+
+
+# -- how the Korean edition writes (docs/glossary-ko.md, "Also decided") ------------------------
+# seconds as 초 against the number; the notebooks whose prose another branch is editing keep
+# "N s" until that branch lands (their catalogs are theirs to touch first)
+SECONDS_PENDING = frozenset({"02a", "02b", "05", "07", "08", "09", "13"})
+_SECONDS = re.compile(r"(?<=[\d}]) s(?![A-Za-z0-9_])|\(s\)")
+
+
+def _korean_catalogs():
+    import polib
+    yield "runtime", polib.pofile(str(i18n.runtime_catalog_path("ko")), wrapwidth=0)
+    for path in sorted((REPO / "notebooks" / "locale" / "ko").glob("*.po")):
+        if path.name.split("-")[0] not in SECONDS_PENDING:
+            yield path.name, polib.pofile(str(path), wrapwidth=0)
+
+
+def test_korean_text_writes_seconds_as_cho():
+    found = [(where, e.msgstr[max(0, m.start() - 20):m.end() + 5])
+             for where, po in _korean_catalogs() for e in po if not e.obsolete
+             for m in _SECONDS.finditer(e.msgstr)]
+    assert not found, f"write 30초, not 30 s: {found[:8]}"
+
+
+def test_a_learner_named_client_keeps_its_name_in_a_korean_table():
+    """Notebook 01: a producer the learner named "writer" is "writer" in the request table, not
+    the capstone's 쓰는 쪽 (a table cell of a name is ``common.Name``: never translated)."""
+    from kafkasim.course import i18n as rt
+    from kafkasim.course.basics import message_counts
+    from kafkasim.runtime.cluster import Cluster
+
+    c = Cluster(brokers=3, seed=1)
+    c.create_topic("t", 1, 3)
+    c.run(500)
+    c.producer("writer", acks="all").send("t", "x", partition=0)
+    c.run(1000)
+    try:
+        rt.set_language("ko")
+        table = str(message_counts(c))
+    finally:
+        rt.set_language(None)
+    assert table.splitlines()[0].split() == ["요청", "출발", "도착", "개수"]
+    assert "ProduceRequest  writer" in table and "쓰는 쪽" not in table
+
+
+def test_korean_status_lines_line_up_by_display_width():
+    """Notebook 00's describe_rf and notebook 03's log listing: under two-column-wide Hangul
+    the labels' colons, the continuation line and the logs' first offsets line up."""
+    from kafkasim.course import i18n as rt
+    from kafkasim.course.hw import log_listing
+    from kafkasim.course.start import describe_rf
+    from kafkasim.runtime.cluster import Cluster
+    from kafkasim.widgets._render import text_width
+
+    c = Cluster(brokers=3, seed=1)
+    c.create_topic("t", 1, 3)
+    c.run(500)
+    c.producer("p", acks="all").send("t", "x", partition=0)
+    c.run(1000)
+    try:
+        rt.set_language("ko")
+        rf1 = str(describe_rf(1)).splitlines()[1:]
+        logs = str(log_listing(c, "t")).splitlines()[:3]
+    finally:
+        rt.set_language(None)
+    colons = {text_width(line[:line.index(":")]) for line in rf1 if ":" in line[:12]}
+    assert len(colons) == 1, rf1
+    assert text_width(rf1[2]) - text_width(rf1[2].lstrip()) == colons.pop() + 2   # under the text
+    assert len({text_width(line[:line.index("0")]) for line in logs}) == 1, logs
+    assert logs[0].startswith("브로커 1(리더):")

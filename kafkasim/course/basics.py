@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from kafkasim.course.common import Text, ids, notebook_version, text_table
+from kafkasim.course.common import Name, Text, ids, notebook_version, text_table
 from kafkasim.course.i18n import N_, tr
 from kafkasim.observe.snapshots import restore, snapshot
 from kafkasim.runtime.cluster import Cluster, ClusterError
@@ -84,7 +84,7 @@ def message_counts(c: Cluster, since_ms: int = 0, until_ms: int | None = None,
         mtype, dst = detail[0], detail[1]
         if mtype in types:
             counts[(mtype, str(node), str(dst))] += 1
-    rows = [{"request": m, "from": s, "to": d, "count": n}
+    rows = [{"request": m, "from": Name(s), "to": Name(d), "count": n}
             for (m, s, d), n in sorted(counts.items())]
     return text_table(rows) if rows else Text(tr("(no such requests)"))
 
@@ -227,9 +227,9 @@ def lost_fetch_story(c: Cluster, since_ms: int, follower: int, leo: int) -> Text
     rows = []
     for t, kind, node, _tp, _p, d in c.trace.rows:
         if t >= since_ms and kind == "drop" and d[1] == follower:
-            rows.append({"t(ms)": t, "event": kind, "node": node,
+            rows.append({"t(ms)": t, "event": Name(kind), "node": node,   # the trace's kind
                          "detail": f"{d[0]} {node} -> {d[1]}"})
         elif t >= since_ms and kind == "fetch_failed" and node == follower:
-            rows.append({"t(ms)": t, "event": kind, "node": node, "detail": str(d)})
+            rows.append({"t(ms)": t, "event": Name(kind), "node": node, "detail": str(d)})
     return Text(text_table(rows) + "\n" + tr("broker {b} reaches LEO {leo} at t = {t} ms",
                                              b=follower, leo=leo, t=c.now))

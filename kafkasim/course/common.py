@@ -81,6 +81,12 @@ class Text(str):
         return str(self)
 
 
+class Name(str):
+    """A name the learner or Kafka gave (a client id, a node, a topic): a table cell shows it as
+    it is in every language, even when it spells a course word (a producer called "writer" is
+    not the capstone's 쓰는 쪽)."""
+
+
 def text_table(rows: Iterable[dict | Sequence], columns: Sequence[str] | None = None,
                *, title: str | None = None) -> Text:
     """Left-aligned, fixed-width text table of ``rows`` (dicts or sequences)."""
@@ -120,6 +126,8 @@ def _fmt(v) -> str:
         return "[" + ", ".join(str(x) for x in v) + "]"
     if isinstance(v, float):
         return f"{v:g}"
+    if isinstance(v, Name):
+        return str(v)           # the learner's or Kafka's name: never translated
     if isinstance(v, str):
         return narrate(v)       # a role, a state, a trace detail: in the course language
     return str(v)

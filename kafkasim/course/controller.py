@@ -14,7 +14,7 @@ from functools import lru_cache
 
 from kafkasim.control.kraft.periodic_tasks import maybe_fence_stale_broker_period_ms
 from kafkasim.course.checks import CheckResult, _form, _missing, _result, _want_bool, _want_int
-from kafkasim.course.common import Text, error_line, notebook_version, text_table
+from kafkasim.course.common import Name, Text, error_line, notebook_version, text_table
 from kafkasim.course.i18n import N_, tr
 from kafkasim.course.narration import narrate
 from kafkasim.settings.versions import version_at_least
@@ -53,11 +53,12 @@ def control_events(c, start_ms: int = 0, end_ms: int | None = None) -> Text:
         if t < start_ms or t > end:
             continue
         if kind == "send" and d[0] in CONTROL_RPCS:
-            rows.append({"t(ms)": t, "event": "send", "node": node,
+            rows.append({"t(ms)": t, "event": Name("send"), "node": node,
                          "detail": f"{d[0]} -> broker {d[1]}"})
         elif kind in CONTROL_KINDS:
             where = f"{topic}-{part}: " if topic else ""
-            rows.append({"t(ms)": t, "event": kind, "node": node, "detail": where + _detail(d)})
+            rows.append({"t(ms)": t, "event": Name(kind), "node": node,   # the trace's own kind
+                         "detail": where + _detail(d)})
     return text_table(rows)
 
 
@@ -133,7 +134,7 @@ RAFT_KINDS = ("raft_transition", "raft_vote", "controller_active")
 def raft_events(c, start_ms: int = 0) -> Text:
     """The metadata quorum's Raft rows since ``start_ms``: each controller's state changes and
     votes, then the new active controller."""
-    rows = [{"t (ms)": t, "event": kind, "node": node, "detail": _detail(d)}
+    rows = [{"t (ms)": t, "event": Name(kind), "node": node, "detail": _detail(d)}
             for t, kind, node, _topic, _part, d in c.trace.rows
             if t >= start_ms and kind in RAFT_KINDS and str(node) in map(str, c.kraft.nodes)]
     return text_table(rows)

@@ -24,6 +24,7 @@ from kafkasim.course.common import (  # noqa: F401  (show_source: for the notebo
 from kafkasim.course.i18n import N_, tr
 from kafkasim.course.narration import narrate
 from kafkasim.runtime.cluster import Cluster
+from kafkasim.viz.style import text_width
 
 SEED = 3
 TOPIC = "commit-demo"
@@ -61,8 +62,10 @@ def log_listing(c: Cluster, topic: str, partition: int = 0) -> Text:
         if len(recs) == hw:
             cells.append("|")
         role = narrate("leader") if b == leader else narrate("follower")
-        role += " " * (len(narrate("follower")) - len(role))       # the logs line up
-        lines.append(tr("broker {b} ({role}): {cells}", b=b, role=role, cells=" ".join(cells)))
+        # the logs line up: a translation puts the pad where it reads well (after the colon)
+        pad = " " * (text_width(narrate("follower")) - text_width(role))
+        lines.append(tr("broker {b} ({role}{pad}): {cells}", b=b, role=role, pad=pad,
+                        cells=" ".join(cells)))
     lines.append(tr("'|' = the leader's high watermark, HW = {hw}: offsets 0..{last} "
                     "committed", hw=hw, last=hw - 1))
     return Text("\n".join(lines))

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from kafkasim.course.common import Text
 from kafkasim.course.i18n import tr
+from kafkasim.viz.style import text_width
 
 REQUIREMENTS = Path(__file__).resolve().parents[2] / "requirements.txt"
 
@@ -128,10 +129,12 @@ def describe_rf(rf: int, min_insync_replicas: int = 2) -> Text:
     lines = [f"replication.factor={rf}, min.insync.replicas={min_insync_replicas}, acks=all",
              "  " + replicas]
     if min_isr < min_insync_replicas:    # Partition.effectiveMinIsr, KAFKA-15583
-        lines += ["  " + tr("min ISR  : {configured} is capped at the replica count ({rf}) since "
-                            "Kafka 3.7", configured=min_insync_replicas, rf=rf),
-                  "  " + " " * 11 + tr("(before 3.7 every acks=all write failed: "
-                                       "NOT_ENOUGH_REPLICAS)")]
+        capped = tr("min ISR  : {configured} is capped at the replica count ({rf}) since "
+                    "Kafka 3.7", configured=min_insync_replicas, rf=rf)
+        indent = text_width(capped.partition(": ")[0]) + 2     # under the text, in any language
+        lines += ["  " + capped,
+                  "  " + " " * indent + tr("(before 3.7 every acks=all write failed: "
+                                           "NOT_ENOUGH_REPLICAS)")]
     lines.append("  " + tr("writes   : succeed with up to {down} of those brokers down (the ISR "
                            "must keep {min_isr})", down=rf - min_isr, min_isr=min_isr))
     if rf == 1:
