@@ -128,9 +128,11 @@ class LabServer:
             # the kernels import this checkout's kafkasim, whatever the venv's editable install is
             "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")])),
         })
-        # the kernels run as under `make lab`: Jupyter's inline backend, no test-only settings
-        env.pop("MPLBACKEND", None)
-        env.pop("KAFKASIM_TESTING", None)
+        # the kernels run as under `make lab`: Jupyter's inline backend, no test-only settings,
+        # predictions left for the learner (notebooks/conftest.py pre-answers them for nbval, and
+        # in a whole `make test` its environment would otherwise reach these kernels too)
+        for name in ("MPLBACKEND", "KAFKASIM_TESTING", "KAFKASIM_PREDICTIONS"):
+            env.pop(name, None)
         self.log_path = state / "jupyter.log"
         self._log = open(self.log_path, "w")  # noqa: SIM115 (closed in stop)
         args = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1",
