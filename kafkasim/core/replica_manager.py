@@ -53,6 +53,9 @@ from kafkasim.core.state_change import (
     apply_local_changes,
     become_follower,
     get_or_create_partition,
+    leader_alive_for_follower,
+    make_followers,
+    make_leaders,
     reassignment_state,
 )
 
@@ -318,15 +321,6 @@ class DelayedFetch:
     context: fetch_session.FetchContext | None = None
 
 
-def _leader_alive_for_follower(ctx: ReplicaManagerContext, leader: int) -> bool:
-    """ReplicaManager.makeFollowers (ZooKeeper mode): "only change partition state when the
-    leader is available". A leader the metadata cache does not list alive takes the `case None`
-    branch: the local log exists (KAFKA-1647), but no Partition.makeFollower, no truncation and
-    no fetcher (rule ``follower_skipped_without_alive_leader``)."""
-    return not ctx.rules.fetch.follower_skipped_without_alive_leader or \
-        ctx.metadata.has_alive_broker(leader)
-
-
 def topic_id_from_request(msg: LeaderAndIsrRequest, topic: str) -> str | None:
     """becomeLeaderOrFollower's topicIdFromRequest (ReplicaManager.scala:1303@3.0.0): the
     request's id of ``topic``, None when it has none or the zero Uuid (topic ids not in use:
@@ -369,20 +363,23 @@ def check_topic_id(ctx: ReplicaManagerContext, part: Partition | None, st: Parti
     return None
 
 
-def _give_log_topic_id(ctx: ReplicaManagerContext, part: Partition | None, st: PartitionState,
-                       topic_id: str | None) -> None:
-    """makeLeader / makeFollower's createLogIfNotExists(topicId) (3.0+, KAFKA-12426): the log
-    of a partition that took the request's state, or of a follower whose leader is not alive
-    (makeFollowers creates its log all the same, KAFKA-1647), gets the request's topic id if
-    it has none (LogManager.getOrCreateLog(topicId) / UnifiedLog.assignTopicId:
-    partition.metadata is written before any record). A state skipped for its stale
-    partition epoch creates nothing."""
-    if topic_id is None or part is None or part.log.topic_id is not None or \
-            not ctx.rules.controller.leader_and_isr_creates_log_with_topic_id:
-        return
-    if part.leader_epoch == st.leader_epoch or \
-            (st.leader != ctx.id and not _leader_alive_for_follower(ctx, st.leader)):
-        part.log.assign_topic_id(topic_id)
+def leader_and_isr_partition_error(rm: ReplicaManager, ctx: ReplicaManagerContext,
+                                    msg: LeaderAndIsrRequest, st: PartitionState) -> str | None:
+    """becomeLeaderOrFollower's check of one partition state, before any partition changes:
+    the topic id (``check_topic_id``), then the leader epoch and the assignment. The error to
+    answer, or None when the partition goes to partitionsToBeLeader / partitionsToBeFollower.
+    A state not newer than the partition's leader epoch answers STALE_CONTROLLER_EPOCH; one
+    for a partition this broker is not an assigned replica of, UNKNOWN_TOPIC_OR_PARTITION
+    (after the leader-epoch check)."""
+    part = rm.partitions.get((st.topic, st.partition))
+    error = check_topic_id(ctx, part, st, topic_id_from_request(msg, st.topic))
+    if error is not None:   # INCONSISTENT_TOPIC_ID, or the id given at the same epoch
+        return error
+    if part is not None and st.leader_epoch <= part.leader_epoch:
+        return E.STALE_CONTROLLER_EPOCH
+    if ctx.id not in st.replicas:
+        return E.UNKNOWN_TOPIC_OR_PARTITION
+    return None
 
 
 class ReplicaManager:
@@ -432,9 +429,17 @@ class ReplicaManager:
     # (the controller's LeaderAndIsr in ZooKeeper mode; ReplicaManager.applyDelta in KRaft)
     def become_leader_or_follower(self, ctx: ReplicaManagerContext, src,
                                   msg: LeaderAndIsrRequest) -> None:
-        """ReplicaManager.becomeLeaderOrFollower: a request from an older controller epoch is
-        refused; otherwise each partition this broker hosts becomes leader or follower, and the
-        controller gets each partition's error."""
+        """ReplicaManager.becomeLeaderOrFollower (ZooKeeper mode, the same steps 0.8.2.2
+        through 3.9.0-rc3: ReplicaManager.scala:326@0.8.2.2, :1893@3.9.0-rc3): a request from
+        an older controller epoch is refused; otherwise every partition state is checked first
+        (``leader_and_isr_partition_error``), the ones that pass split into
+        partitionsToBeLeader and partitionsToBeFollower, then makeLeaders runs on all the
+        leaders and makeFollowers on all the followers, each as one batch
+        (kafkasim.core.state_change.make_leaders / make_followers), then the highwatermark
+        checkpoint task starts and the idle fetcher threads shut down; the controller gets
+        each partition's error. Kafka's two maps are Scala HashMaps: kafkasim walks each in
+        request order. Before, kafkasim made each partition leader or follower in request
+        order, one by one (its fetcher removed and added on its own)."""
         if msg.controller_epoch < ctx.metadata.controller_epoch:
             ctx.send(src, LeaderAndIsrResponse(msg.controller_epoch, E.STALE_CONTROLLER_EPOCH))
             return
@@ -446,29 +451,26 @@ class ReplicaManager:
                 ctx.id, msg, ctx.log_manager.all_logs))
         ctx.metadata.controller_epoch = msg.controller_epoch
         ctx.metadata.controller_id = msg.controller_id
-        errors = []
+        errors: dict[tuple[str, int], str] = {}
+        to_be_leader: dict[tuple[str, int], PartitionState] = {}
+        to_be_follower: dict[tuple[str, int], PartitionState] = {}
         for st in msg.partition_states:
-            topic_id = topic_id_from_request(msg, st.topic)
-            error = check_topic_id(ctx, self.partitions.get((st.topic, st.partition)), st,
-                                   topic_id)
-            if error is not None:   # INCONSISTENT_TOPIC_ID, or the id given at the same epoch
-                errors.append((st.topic, st.partition, error))
-                continue
-            if ctx.id not in st.replicas:
-                # not an assigned replica: ignored, UNKNOWN_TOPIC_OR_PARTITION (after the
-                # leader-epoch check)
-                part = self.partitions.get((st.topic, st.partition))
-                stale = part is not None and st.leader_epoch <= part.leader_epoch
-                errors.append((st.topic, st.partition, E.STALE_CONTROLLER_EPOCH if stale
-                               else E.UNKNOWN_TOPIC_OR_PARTITION))
-                continue
-            errors.append((st.topic, st.partition, self.apply_partition_state(ctx, st)))
-            _give_log_topic_id(ctx, self.partitions.get((st.topic, st.partition)), st,
-                               topic_id)
+            tp = (st.topic, st.partition)
+            error = leader_and_isr_partition_error(self, ctx, msg, st)
+            if error is None:
+                (to_be_leader if st.leader == ctx.id else to_be_follower)[tp] = st
+            errors[tp] = E.NONE if error is None else error
+        topic_ids = {st.topic: topic_id_from_request(msg, st.topic)
+                     for st in msg.partition_states}
+        if to_be_leader:
+            make_leaders(self, ctx, to_be_leader, topic_ids)
+        if to_be_follower:
+            make_followers(self, ctx, to_be_follower, topic_ids)
         self.start_high_watermark_check_point_thread(ctx)
         # replicaFetcherManager.shutdownIdleFetcherThreads (ReplicaManager.scala:2066@3.9.0-rc3)
         ReplicaFetcherManager(ctx).shutdown_idle_fetcher_threads()
-        ctx.send(src, LeaderAndIsrResponse(msg.controller_epoch, E.NONE, tuple(errors)))
+        ctx.send(src, LeaderAndIsrResponse(msg.controller_epoch, E.NONE, tuple(
+            (topic, partition, error) for (topic, partition), error in errors.items())))
 
     def apply_delta(self, ctx: ReplicaManagerContext, delta, new_image=None) -> None:
         """ReplicaManager.applyDelta(delta, newImage) (KRaft; @3.9.0-rc3, @4.3.0): the
@@ -495,7 +497,7 @@ class ReplicaManager:
             return E.NONE
         if st.leader == ctx.id:
             self.make_leader(ctx, part, st, kraft)
-        elif kraft or _leader_alive_for_follower(ctx, st.leader):
+        elif kraft or leader_alive_for_follower(ctx, st.leader):
             self.make_follower(ctx, part, st, kraft)
         return E.NONE
 

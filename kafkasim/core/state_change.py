@@ -1,5 +1,13 @@
-"""A broker's replica state changes: ReplicaManager.applyDelta's path (KRaft) and the steps it
-shares with becomeLeaderOrFollower (ZooKeeper mode).
+"""A broker's replica state changes: ReplicaManager.applyDelta's path (KRaft) and
+becomeLeaderOrFollower's makeLeaders / makeFollowers (ZooKeeper mode), with the steps they share.
+
+``make_leaders`` / ``make_followers`` are becomeLeaderOrFollower's two batches
+(ReplicaManager.scala:405-558@0.8.2.2, :733-909@0.10.2.0, :1143-1332@1.1.0,
+:1346-1540@2.4.0, :1542-1732@2.8.0, :2182-2366@3.9.0-rc3; the same steps at every tag): the
+fetchers of all the new leaders removed at once, then Partition.makeLeader each; then
+Partition.makeFollower for each follower whose leader is alive, the fetchers of the ones it
+answered true for removed at once, their delayed produces and fetches completed, and their
+fetchers added in one addFetcherForPartitions (each fetcher thread then runs once).
 
 ``apply_local_changes`` is applyDelta (ReplicaManager.scala:2720-2910@3.9.0-rc3,
 :2359-2525@4.3.0): the local changes of a metadata delta (TopicsDelta.localChanges, in Kafka's
@@ -27,6 +35,31 @@ from kafkasim.core.partition import Partition, is_stale_partition_epoch
 if TYPE_CHECKING:   # types only
     from kafkasim.core.interfaces import ReplicaManagerContext
     from kafkasim.core.replica_manager import ReplicaManager
+
+
+def leader_alive_for_follower(ctx: ReplicaManagerContext, leader: int) -> bool:
+    """ReplicaManager.makeFollowers (ZooKeeper mode): "only change partition state when the
+    leader is available". A leader the metadata cache does not list alive takes the `case None`
+    branch: the local log exists (KAFKA-1647), but no Partition.makeFollower, no truncation and
+    no fetcher (rule ``follower_skipped_without_alive_leader``)."""
+    return not ctx.rules.fetch.follower_skipped_without_alive_leader or \
+        ctx.metadata.has_alive_broker(leader)
+
+
+def give_log_topic_id(ctx: ReplicaManagerContext, part: Partition | None, st: PartitionState,
+                      topic_id: str | None) -> None:
+    """makeLeader / makeFollower's createLogIfNotExists(topicId) (3.0+, KAFKA-12426): the log
+    of a partition that took the request's state, or of a follower whose leader is not alive
+    (makeFollowers creates its log all the same, KAFKA-1647), gets the request's topic id if
+    it has none (LogManager.getOrCreateLog(topicId) / UnifiedLog.assignTopicId:
+    partition.metadata is written before any record). A state skipped for its stale
+    partition epoch creates nothing."""
+    if topic_id is None or part is None or part.log.topic_id is not None or \
+            not ctx.rules.controller.leader_and_isr_creates_log_with_topic_id:
+        return
+    if part.leader_epoch == st.leader_epoch or \
+            (st.leader != ctx.id and not leader_alive_for_follower(ctx, st.leader)):
+        part.log.assign_topic_id(topic_id)
 
 
 def reassignment_state(ctx: ReplicaManagerContext, st) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -114,6 +147,52 @@ def become_follower(rm: ReplicaManager, ctx: ReplicaManagerContext, part: Partit
     ctx.trace("become_follower", st.topic, st.partition,
               ev.BecomeFollower(st.leader, st.leader_epoch))
     return FollowerChange(was_leader, stop)
+
+
+def make_leaders(rm: ReplicaManager, ctx: ReplicaManagerContext, partition_states: dict,
+                 topic_ids: dict) -> None:
+    """ReplicaManager.makeLeaders (ZooKeeper mode) for ``partition_states`` (tp -> state, the
+    request's partitionsToBeLeader): "first stop fetchers for all the partitions"
+    (removeFetcherForPartitions once), then each partition (its log made if new) becomes
+    leader (Partition.makeLeader; a state older than its partition epoch is skipped, 3.3+,
+    its fetcher removed all the same). ``topic_ids``: topic -> the request's id or None."""
+    ReplicaFetcherManager(ctx).remove_fetcher_for_partitions(partition_states)
+    for st in partition_states.values():
+        part = get_or_create_partition(rm, ctx, st, kraft=False)
+        if part is not None:
+            rm.make_leader(ctx, part, st, False)
+        give_log_topic_id(ctx, rm.partitions.get((st.topic, st.partition)), st,
+                          topic_ids.get(st.topic))
+
+
+def make_followers(rm: ReplicaManager, ctx: ReplicaManagerContext, partition_states: dict,
+                   topic_ids: dict) -> None:
+    """ReplicaManager.makeFollowers (ZooKeeper mode) for ``partition_states`` (the request's
+    partitionsToBeFollower): each partition (its log made if new, KAFKA-1647) whose new leader
+    is alive becomes follower (Partition.makeFollower); for the ones it answered true for
+    (partitionsToMakeFollower), removeFetcherForPartitions once ("stopping the fetchers must be
+    done first in order to initialize the fetch position correctly"), their delayed produces
+    and fetches completed (completeDelayedFetchOrProduceRequests; a pre-0.11 follower's log is
+    cut to its HW as its fetch state is made, ``ReplicaManager.initial_fetch_state``), then
+    addFetcherForPartitions once for all of them."""
+    to_start = []
+    for st in partition_states.values():
+        part = get_or_create_partition(rm, ctx, st, kraft=False)
+        if part is not None and leader_alive_for_follower(ctx, st.leader):
+            change = become_follower(rm, ctx, part, st, False)
+            if change is not None:
+                to_start.append((part, st, change.was_leader))
+        give_log_topic_id(ctx, rm.partitions.get((st.topic, st.partition)), st,
+                          topic_ids.get(st.topic))
+    if not to_start:
+        return
+    manager = ReplicaFetcherManager(ctx)
+    manager.remove_fetcher_for_partitions([part.tp for part, _st, _w in to_start])
+    for part, _st, was_leader in to_start:
+        complete_delayed_requests(rm, ctx, part.tp, was_leader)
+    manager.add_fetch_states({
+        part.tp: (st.leader, rm.initial_fetch_state(ctx, part, st.leader_epoch))
+        for part, st, _was_leader in to_start if st.leader >= 0})
 
 
 class LocalFollowers(NamedTuple):

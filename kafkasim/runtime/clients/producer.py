@@ -313,26 +313,27 @@ class Producer:
 
     def on_peer_gone(self, dead: int) -> None:
         """The close of a dead broker's connection arrives (NetworkClient.processDisconnection):
-        the requests in flight to it fail now (NETWORK_EXCEPTION, retried elsewhere), and if
-        the producer was talking to it (a request in flight, or it leads a partition the
-        producer knows of) the metadata is refreshed (handleServerDisconnect: requestUpdate)."""
+        the requests in flight to it fail now (NETWORK_EXCEPTION, retried), and if the producer
+        was talking to it (a request in flight, or it leads a partition the producer knows of)
+        the metadata is refreshed (handleServerDisconnect: requestUpdate). The cached leaders
+        stay until new metadata names others (``Sender.fail_request``): meanwhile a batch for
+        the dead leader waits for a connect, refused (``Transport.ready``)."""
         if self.sender.shut_down:
             return
         gone = [corr for corr, entry in self.in_flight.items() if entry[2] == dead]
         for corr in gone:
-            self.sender.fail_request(corr, E.NETWORK_EXCEPTION, forget_leaders=True)
+            self.sender.fail_request(corr, E.NETWORK_EXCEPTION)
         if gone or dead in self.leaders.values():
             self._refresh_metadata()
             self.sender.send_producer_data()
 
     def on_disconnect(self, dst, msg) -> None:
-        """The broker a request went to died: fail it now and retry elsewhere (``msg`` None:
-        a connect to it failed)."""
+        """The broker a request went to died: fail it now, ask for new metadata and retry once
+        it names the partition's leader (``msg`` None: a connect to it failed)."""
         if self.sender.shut_down:
             return
         if isinstance(msg, ProduceRequest):
-            if not self.sender.fail_request(msg.correlation_id, E.NETWORK_EXCEPTION,
-                                            forget_leaders=True):
+            if not self.sender.fail_request(msg.correlation_id, E.NETWORK_EXCEPTION):
                 return
             self._refresh_metadata()
             self.sender.send_producer_data()

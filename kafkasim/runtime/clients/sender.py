@@ -515,15 +515,19 @@ class Sender:
         return (b for entry in self.in_flight.values() for b in entry[3].values()
                 if b.produce_future.status == PENDING)
 
-    def fail_request(self, corr: int, err: str, forget_leaders: bool = False) -> bool:
-        """Request ``corr`` failed (timed out, or its connection broke: ``forget_leaders``, the
-        broker is no leader the producer can use): each of its batches is retried or fails with
-        ``err``; False when it was not in flight."""
+    def fail_request(self, corr: int, err: str) -> bool:
+        """Request ``corr`` failed (timed out, or its connection broke): each of its batches is
+        retried or fails with ``err`` (Sender.handleProduceResponse: completeBatch with
+        REQUEST_TIMED_OUT or NETWORK_EXCEPTION); False when it was not in flight. The
+        partitions' cached leaders stay: a disconnect only asks for new metadata
+        (Metadata.requestUpdate, from NetworkClient.processDisconnection and from
+        Sender.completeBatch for an InvalidMetadataException; Sender.java:593-598, :705-723
+        @3.9.0-rc3, the same since 0.8.2.2), and the leader changes when the metadata that
+        names another one arrives. Before, kafkasim forgot the leaders of a disconnected
+        request's batches."""
         entry = self.release(corr)
         if entry is None:
             return False
         for b in entry[1].values():
-            if forget_leaders:
-                self.producer.leaders[b.tp] = -1
             self.complete_batch(b, err, -1)
         return True
