@@ -483,9 +483,7 @@ def test_an_explorers_values_line_keeps_a_dict_controls_values():
 
 
 # -- how the Korean edition writes (docs/glossary-ko.md, "Also decided") ------------------------
-# seconds as 초 against the number; the notebooks whose prose another branch is editing keep
-# "N s" until that branch lands (their catalogs are theirs to touch first)
-SECONDS_PENDING = frozenset({"02a", "02b", "05", "07", "08", "09", "13"})
+# seconds as 초 against the number, in the runtime messages and every notebook's catalog
 _SECONDS = re.compile(r"(?<=[\d}]) s(?![A-Za-z0-9_])|\(s\)")
 
 
@@ -493,8 +491,7 @@ def _korean_catalogs():
     import polib
     yield "runtime", polib.pofile(str(i18n.runtime_catalog_path("ko")), wrapwidth=0)
     for path in sorted((REPO / "notebooks" / "locale" / "ko").glob("*.po")):
-        if path.name.split("-")[0] not in SECONDS_PENDING:
-            yield path.name, polib.pofile(str(path), wrapwidth=0)
+        yield path.name, polib.pofile(str(path), wrapwidth=0)
 
 
 def test_korean_text_writes_seconds_as_cho():
