@@ -28,7 +28,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kafkasim.control.kraft.metadata_version import MINIMUM_KRAFT_VERSION, MetadataVersion
+from kafkasim.control.kraft.metadata_version import (
+    ELR_FEATURE_NAME,
+    MINIMUM_KRAFT_VERSION,
+    MetadataVersion,
+)
 from kafkasim.control.kraft.periodic_tasks import ControllerResult
 from kafkasim.control.kraft.records import (
     AbortTransactionRecord,
@@ -42,7 +46,6 @@ from kafkasim.control.kraft.records import (
 from kafkasim.settings.versions import DEFAULT_VERSION, rules_for
 
 METADATA_VERSION = "metadata.version"
-ELR_FEATURE_NAME = "eligible.leader.replicas.version"
 
 
 class BootstrapMetadata:

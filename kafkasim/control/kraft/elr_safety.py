@@ -36,6 +36,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from kafkasim.control.kraft.metadata_version import ELR_FEATURE_NAME
 from kafkasim.control.kraft.records import ClearElrRecord, ConfigRecord, FeatureLevelRecord
 
 __all__ = [
@@ -52,7 +53,6 @@ __all__ = [
 ]
 
 MIN_IN_SYNC_REPLICAS_CONFIG = "min.insync.replicas"   # TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG
-ELR_FEATURE_NAME = "eligible.leader.replicas.version"  # EligibleLeaderReplicasVersion.FEATURE_NAME
 BROKER = "BROKER"   # ConfigResource.Type.BROKER; resource name "" is the cluster level
 TOPIC = "TOPIC"
 

@@ -50,14 +50,15 @@ from typing import NamedTuple
 
 from kafkasim.control.kraft.configuration_control import ApiError
 from kafkasim.control.kraft.metadata_version import (
-    FEATURE_NAME as METADATA_VERSION,
-)
-from kafkasim.control.kraft.metadata_version import (
+    ELR_FEATURE_NAME,
     IBP_3_3_IV0,
     IBP_3_7_IV0,
     MINIMUM_KRAFT_VERSION,
     MINIMUM_VERSION,
     MetadataVersion,
+)
+from kafkasim.control.kraft.metadata_version import (
+    FEATURE_NAME as METADATA_VERSION,
 )
 from kafkasim.control.kraft.periodic_tasks import ControllerResult
 from kafkasim.control.kraft.records import FeatureLevelRecord, NoOpRecord
@@ -66,7 +67,7 @@ from kafkasim.settings.javautil import java_hashmap_iteration_order, java_string
 from kafkasim.settings.versions import DEFAULT_VERSION, rules_for, version_at_least
 
 KRAFT_VERSION = "kraft.version"
-ELIGIBLE_LEADER_REPLICAS_VERSION = "eligible.leader.replicas.version"
+ELIGIBLE_LEADER_REPLICAS_VERSION = ELR_FEATURE_NAME
 TRANSACTION_VERSION = "transaction.version"
 GROUP_VERSION = "group.version"
 TEST_FEATURE_VERSION = "test.feature.version"        # TestFeatureVersion.FEATURE_NAME
