@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 
@@ -501,23 +502,36 @@ def test_korean_text_writes_seconds_as_cho():
     assert not found, f"write 30초, not 30 s: {found[:8]}"
 
 
-def test_a_learner_named_client_keeps_its_name_in_a_korean_table():
-    """Notebook 01: a producer the learner named "writer" is "writer" in the request table, not
-    the capstone's 쓰는 쪽 (a table cell of a name is ``common.Name``: never translated)."""
+@contextmanager
+def _korean():
+    """The course's language is Korean inside the block, back to the default after it."""
     from kafkasim.course import i18n as rt
-    from kafkasim.course.basics import message_counts
-    from kafkasim.runtime.cluster import Cluster
+    rt.set_language("ko")
+    try:
+        yield
+    finally:
+        rt.set_language(None)
 
+
+def _one_record_cluster(client: str):
+    """3 brokers, topic "t" (1 partition, RF 3), one acks=all record sent by ``client``."""
+    from kafkasim.runtime.cluster import Cluster
     c = Cluster(brokers=3, seed=1)
     c.create_topic("t", 1, 3)
     c.run(500)
-    c.producer("writer", acks="all").send("t", "x", partition=0)
+    c.producer(client, acks="all").send("t", "x", partition=0)
     c.run(1000)
-    try:
-        rt.set_language("ko")
+    return c
+
+
+def test_a_learner_named_client_keeps_its_name_in_a_korean_table():
+    """Notebook 01: a producer the learner named "writer" is "writer" in the request table, not
+    the capstone's 쓰는 쪽 (a table cell of a name is ``common.Name``: never translated)."""
+    from kafkasim.course.basics import message_counts
+
+    c = _one_record_cluster("writer")
+    with _korean():
         table = str(message_counts(c))
-    finally:
-        rt.set_language(None)
     assert table.splitlines()[0].split() == ["요청", "출발", "도착", "개수"]
     assert "ProduceRequest  writer" in table and "쓰는 쪽" not in table
 
@@ -525,23 +539,14 @@ def test_a_learner_named_client_keeps_its_name_in_a_korean_table():
 def test_korean_status_lines_line_up_by_display_width():
     """Notebook 00's describe_rf and notebook 03's log listing: under two-column-wide Hangul
     the labels' colons, the continuation line and the logs' first offsets line up."""
-    from kafkasim.course import i18n as rt
     from kafkasim.course.hw import log_listing
     from kafkasim.course.start import describe_rf
-    from kafkasim.runtime.cluster import Cluster
     from kafkasim.widgets._render import text_width
 
-    c = Cluster(brokers=3, seed=1)
-    c.create_topic("t", 1, 3)
-    c.run(500)
-    c.producer("p", acks="all").send("t", "x", partition=0)
-    c.run(1000)
-    try:
-        rt.set_language("ko")
+    c = _one_record_cluster("p")
+    with _korean():
         rf1 = str(describe_rf(1)).splitlines()[1:]
         logs = str(log_listing(c, "t")).splitlines()[:3]
-    finally:
-        rt.set_language(None)
     colons = {text_width(line[:line.index(":")]) for line in rf1 if ":" in line[:12]}
     assert len(colons) == 1, rf1
     assert text_width(rf1[2]) - text_width(rf1[2].lstrip()) == colons.pop() + 2   # under the text
